@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Start (idempotently) what the tests talk to: PostgreSQL, RabbitMQ with AMQP 1.0, Azurite.
+# Anything that cannot be started is reported; the tests skip it (or fail when CI=true).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() {  # port, seconds
+    local i
+    for ((i = 0; i < $2 * 4; i++)); do port_open "$1" && return 0; sleep 0.25; done
+    return 1
+}
+
+if ! port_open 5432; then
+    if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
+        for v in /etc/postgresql/*; do
+            pg_ctlcluster --skip-systemctl-redirect "$(basename "$v")" main start 2>/dev/null || true
+        done
+        wait_port 5432 20 || echo "services: PostgreSQL did not come up on 127.0.0.1:5432"
+    else
+        echo "services: PostgreSQL is not installed here"
+    fi
+fi
+
+if command -v rabbitmq-plugins >/dev/null 2>&1; then
+    if ! port_open 5672; then
+        rabbitmq-server -detached >/dev/null 2>&1 || true
+        wait_port 5672 60 || echo "services: RabbitMQ did not come up on 127.0.0.1:5672"
+    fi
+    # The AMQP 1.0 plugin; `enable` is a no-op when it is already on.
+    if ! rabbitmq-plugins list -e 2>/dev/null | grep -q 'rabbitmq_amqp1_0'; then
+        rabbitmq-plugins enable rabbitmq_amqp1_0 >/dev/null 2>&1 \
+            || rabbitmq-plugins enable --offline rabbitmq_amqp1_0 >/dev/null 2>&1 \
+            || echo "services: could not enable rabbitmq_amqp1_0"
+    fi
+else
+    echo "services: RabbitMQ is not installed here"
+fi
+
+# Azurite (npm): installed into node_modules; the tests start it themselves on a free port.
+if command -v npm >/dev/null 2>&1; then
+    if [ ! -x "$root/node_modules/.bin/azurite-queue" ]; then
+        (cd "$root" && npm install --no-audit --no-fund --silent >/dev/null 2>&1) \
+            || echo "services: npm install of azurite failed"
+    fi
+else
+    echo "services: npm is not installed here; Azurite tests will skip"
+fi
+exit 0

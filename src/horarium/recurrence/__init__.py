@@ -1,0 +1,27 @@
+"""When a job runs: the recurrence contract of docs (shared/design/recurrence.md), pure, no I/O.
+
+Public surface (other packages import only these names):
+
+- `RecurrenceError(ValueError)`: invalid `startTime` / `recurrence`; the message names the field
+  and the rule, e.g. ``recurrence.schedule.minutes[2]: 61 is not in 0..59``.
+- `plan(properties, *, created) -> Plan`: validate a job's properties (the Azure job JSON's
+  ``"properties"``: ``startTime``, ``recurrence``; other keys ignored) and compile them.
+- `Plan`: the compiled series.
+    - ``first`` — the first execution (aware UTC), or None when the series is empty
+      (e.g. an endTime already past).
+    - ``at_or_after(instant)`` — the first execution of the series at or after ``instant``
+      (never before ``first``), honouring endTime but not count; None when the series has
+      ended. Computed directly: the cost does not depend on how far back the anchor lies.
+    - ``after(instant)`` — the same, strictly after.
+    - ``iter_from(instant)`` — executions at or after ``instant``, in order (endTime honoured,
+      count not).
+    - ``count`` — recurrence.count or None; ``end`` — endTime as aware UTC or None.
+    - ``zone`` — the job's ZoneInfo; ``recurring`` — False for one-time jobs.
+    - ``describe(instant) -> Occurrence`` — the wall-clock time in the zone and DST marks.
+- `preview(properties, *, now, count=10) -> list[datetime]`: the next `count` executions of a
+  job created at `now` (count of the recurrence honoured).
+"""
+
+from horarium.recurrence.api import Occurrence, Plan, RecurrenceError, plan, preview
+
+__all__ = ["Occurrence", "Plan", "RecurrenceError", "plan", "preview"]

@@ -1,0 +1,66 @@
+"""Opening the database: URL normalisation, engine creation, migrations at start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def async_url(url: str) -> str:
+    """Map the URLs users write (`sqlite:///f`, `postgresql://…`) onto the async drivers."""
+    u = make_url(url)
+    if u.drivername in ("sqlite", "sqlite+aiosqlite"):
+        return str(u.set(drivername="sqlite+aiosqlite"))
+    if u.drivername in ("postgresql", "postgres", "postgresql+asyncpg"):
+        return str(u.set(drivername="postgresql+asyncpg"))
+    raise ValueError(f"database: unsupported URL scheme {u.drivername!r} (sqlite or postgresql)")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    """An async engine; for SQLite the file's folder is created and WAL mode switched on."""
+    full = make_url(async_url(url))
+    if full.drivername.startswith("sqlite"):
+        if full.database and full.database != ":memory:":
+            Path(full.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(full, **kwargs)
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        return engine
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 20)
+    return create_async_engine(full, **kwargs)
+
+
+def _alembic_config(connection: Connection) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+async def migrate(engine: AsyncEngine) -> None:
+    """Bring the schema to the newest migration (idempotent; safe with several processes on
+    PostgreSQL because Alembic's version table is updated in the migration's transaction)."""
+    async with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # One migrator at a time when several processes start together.
+            from sqlalchemy import text
+
+            await conn.execute(text("SELECT pg_advisory_xact_lock(7212345)"))
+        await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "head"))

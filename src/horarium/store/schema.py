@@ -1,0 +1,107 @@
+"""The tables. The management API writes definitions; the engine claims and records executions.
+
+The API and the engine meet only here. Names are matched case-insensitively (ARM rule), so each
+resource has a lowercase `key` column with a unique index; `name` keeps the caller's spelling.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+from horarium.store.types import UTCDateTime
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+job_collections = Table(
+    "job_collections",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    # lower(subscription/resourceGroup/name): the case-insensitive identity
+    Column("key", String(400), nullable=False, unique=True),
+    Column("subscription_id", String(100), nullable=False),
+    Column("resource_group", String(100), nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("location", String(100), nullable=True),
+    Column("state", String(20), nullable=False),  # Enabled / Disabled / Suspended / Deleted
+    Column("sku", String(20), nullable=False),  # Free / Standard / P10Premium / P20Premium
+    Column("document", JSON, nullable=False),  # the stored resource (tags, properties, quota)
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index(None, "subscription_id", "resource_group"),
+)
+
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "collection_id",
+        Integer,
+        ForeignKey("job_collections.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("key", String(100), nullable=False),  # lower(name), unique within the collection
+    Column("name", String(100), nullable=False),
+    # The job's properties as accepted (startTime, action, recurrence, state), secrets included.
+    # Never returned as is: the API strips secrets on the way out.
+    Column("definition", JSON, nullable=False),
+    Column("state", String(20), nullable=False),  # Enabled / Disabled / Completed / Faulted
+    # "created" of the recurrence contract: when the schedule was last set (PUT, or a PATCH
+    # that touched startTime or recurrence). The series is computed from it.
+    Column("schedule_set_at", UTCDateTime, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    # Bumped by every API write; the engine's writes are conditional on it, so an execution
+    # that raced with a redefinition cannot overwrite the new schedule.
+    Column("version", Integer, nullable=False, server_default="1"),
+    # Scheduling: the next execution due (NULL: nothing scheduled) and its ordinal (1-based,
+    # counts executions of the series; it becomes `repeatCount` in history).
+    Column("next_execution_at", UTCDateTime, nullable=True),
+    Column("next_repeat", Integer, nullable=False, server_default="1"),
+    # Claim lease: the process holding the job's due execution, and until when.
+    Column("lease_owner", String(100), nullable=True),
+    Column("lease_expires_at", UTCDateTime, nullable=True),
+    # Status, as the API reports it.
+    Column("execution_count", Integer, nullable=False, server_default="0"),
+    Column("failure_count", Integer, nullable=False, server_default="0"),
+    Column("faulted_count", Integer, nullable=False, server_default="0"),
+    Column("last_execution_at", UTCDateTime, nullable=True),
+    Column("ended_at", UTCDateTime, nullable=True),  # became Completed / Faulted
+    Index(None, "collection_id", "key", unique=True),
+    Index(None, "next_execution_at"),
+)
+
+job_history = Table(
+    "job_history",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),  # newest first = id desc
+    Column("job_id", Integer, ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    Column("execution_tag", String(64), nullable=True),
+    Column("action_name", String(20), nullable=False),  # MainAction / ErrorAction
+    Column("status", String(20), nullable=False),  # Completed / Failed / Postponed
+    Column("retry_count", Integer, nullable=False, server_default="0"),
+    Column("repeat_count", Integer, nullable=False, server_default="0"),
+    Column("expected_execution_time", UTCDateTime, nullable=True),
+    Column("start_time", UTCDateTime, nullable=True),
+    Column("end_time", UTCDateTime, nullable=True),
+    Column("message", Text, nullable=False, server_default=""),
+    Index(None, "job_id", "id"),
+    Index(None, "job_id", "status", "id"),
+)
