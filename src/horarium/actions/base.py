@@ -10,7 +10,9 @@ raises for a failed execution: failures (HTTP status, timeout, TLS, broker error
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -31,3 +33,10 @@ class ActionResult:
     # History message in the live service's form, e.g.
     # "Http Action - Response from host 'example.com': 'OK' Response Headers: … Body: …"
     message: str
+
+
+class ActionRunner(Protocol):
+    """What the engine calls. The implementation (horarium.actions.runner.Actions) is an async
+    context manager holding the process-wide clients (HTTP session, token cache, AMQP links)."""
+
+    async def run(self, action: Mapping[str, Any], context: ExecutionContext) -> ActionResult: ...
