@@ -9,8 +9,8 @@ raises for a failed execution: failures (HTTP status, timeout, TLS, broker error
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
