@@ -86,6 +86,7 @@ jobs = Table(
     Column("ended_at", UTCDateTime, nullable=True),  # became Completed / Faulted
     Index(None, "collection_id", "key", unique=True),
     Index(None, "next_execution_at"),
+    Index(None, "ended_at"),  # retention: Completed / Faulted jobs are deleted after 60 days
 )
 
 job_history = Table(
@@ -104,4 +105,30 @@ job_history = Table(
     Column("message", Text, nullable=False, server_default=""),
     Index(None, "job_id", "id"),
     Index(None, "job_id", "status", "id"),
+    Index(None, "end_time"),  # retention: entries older than 60 days are deleted
+)
+
+# Executions that exist but have not finished: the engine's durable work queue (owned by
+# horarium.engine, SQL in horarium.store.runs). A due execution becomes a row here, with its
+# execution tag, before its first attempt, so that a crash replays it with the same tag; retries
+# and the error action wait here; run-now requests are rows here too.
+job_executions = Table(
+    "job_executions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_id", Integer, ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    Column("execution_tag", String(32), nullable=False),
+    # scheduled / last (ends a recurring series) / once (a one-time job's run) / run_now
+    Column("kind", String(10), nullable=False),
+    Column("repeat_count", Integer, nullable=False),
+    Column("expected_at", UTCDateTime, nullable=False),
+    Column("job_version", Integer, nullable=False),  # jobs.version when the execution was made
+    Column("phase", String(10), nullable=False),  # main / error
+    Column("attempt", Integer, nullable=False, server_default="0"),  # retryCount of the next try
+    # When the row may be claimed: the next attempt's time, or, while claimed, the lease expiry.
+    Column("due_at", UTCDateTime, nullable=False),
+    Column("lease_owner", String(100), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index(None, "due_at"),
+    Index(None, "job_id"),
 )
