@@ -1,0 +1,46 @@
+"""How the execution context is written on the wire: header values and envelope fields.
+
+The live service's Storage-queue envelope is the one public sample of these values: bare job and
+collection names (not ARM ids), the expected time without an offset (it is UTC), the region's
+display name. HTTP headers and Service Bus application properties use the same values.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from horarium.actions.base import ExecutionContext
+
+JOB_ID = "x-ms-scheduler-jobid"
+COLLECTION_ID = "x-ms-scheduler-jobcollectionid"
+EXPECTED_TIME = "x-ms-scheduler-expected-execution-time"
+REGION = "x-ms-scheduler-execution-region"
+CLIENT_REQUEST_ID = "x-ms-client-request-id"
+EXECUTION_TAG = "x-ms-execution-tag"
+
+
+def bare_name(arm_id: str) -> str:
+    """The last segment of an ARM id (`…/jobs/{job}` -> `{job}`); a bare name is kept."""
+    return arm_id.rstrip("/").rsplit("/", 1)[-1]
+
+
+def wire_time(moment: datetime) -> str:
+    """UTC as .NET's XmlSerializer writes a DateTime: no offset, fraction only when non-zero."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    base = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        base += "." + f"{moment.microsecond:06d}".rstrip("0")
+    return base
+
+
+def execution_headers(context: ExecutionContext) -> dict[str, str]:
+    """The six headers every outbound request (and Service Bus message) carries."""
+    return {
+        JOB_ID: bare_name(context.job_id),
+        COLLECTION_ID: bare_name(context.collection_id),
+        EXPECTED_TIME: wire_time(context.expected_time),
+        REGION: context.region,
+        CLIENT_REQUEST_ID: context.client_request_id,
+        EXECUTION_TAG: context.execution_tag,
+    }

@@ -1,0 +1,70 @@
+"""Reading action JSON leniently: property names match case-insensitively, as on the live service.
+
+A field that is missing or of the wrong type raises `ActionInputError`, whose text names the
+field and the rule; the runner turns it into a Failed execution, never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class ActionInputError(ValueError):
+    """The stored action cannot be run as it stands (e.g. no uri); the message says why."""
+
+
+def lookup(obj: Mapping[str, Any], name: str) -> Any:
+    """`obj[name]`, matching the key case-insensitively; None when absent."""
+    if name in obj:
+        return obj[name]
+    lowered = name.lower()
+    for key, value in obj.items():
+        if isinstance(key, str) and key.lower() == lowered:
+            return value
+    return None
+
+
+def section(obj: Mapping[str, Any], name: str, where: str, *, required: bool = True) -> Any:
+    """A nested object; `where` is the dotted path used in error messages."""
+    value = lookup(obj, name)
+    if value is None:
+        if required:
+            raise ActionInputError(f"'{where}.{name}' is required")
+        return {}
+    if not isinstance(value, Mapping):
+        raise ActionInputError(f"'{where}.{name}' must be an object")
+    return value
+
+
+def text(obj: Mapping[str, Any], name: str, where: str, *, required: bool = True) -> str | None:
+    """A string field; None when absent and optional."""
+    value = lookup(obj, name)
+    if value is None or (required and value == ""):
+        if required:
+            raise ActionInputError(f"'{where}.{name}' is required")
+        return None
+    if not isinstance(value, str):
+        raise ActionInputError(f"'{where}.{name}' must be a string")
+    return value
+
+
+def string_map(obj: Mapping[str, Any], name: str, where: str) -> dict[str, str]:
+    """A map of string to string (headers, custom properties); empty when absent."""
+    value = lookup(obj, name)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ActionInputError(f"'{where}.{name}' must be an object of string values")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(item, str | int | float | bool):
+            raise ActionInputError(f"'{where}.{name}.{key}' must be a string")
+        out[str(key)] = item if isinstance(item, str) else _scalar_text(item)
+    return out
+
+
+def _scalar_text(value: int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,95 @@
+"""`Actions`: the process-wide action runner the engine calls (one attempt per call).
+
+    async with Actions(settings) as actions:
+        result = await actions.run(job_action, context)
+
+It owns the shared clients: one aiohttp session (HTTP actions, OAuth tokens, Storage queues),
+the client-certificate and token caches, and the AMQP sender for Service Bus. `run` never
+raises for a failed execution: bad input, refusals and network errors come back as
+`ActionResult(succeeded=False, message=…)`, with every secret of the action masked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Self
+
+import aiohttp
+
+from horarium.actions.base import ActionResult, ExecutionContext
+from horarium.actions.fields import ActionInputError, lookup
+from horarium.actions.http import HttpActions
+from horarium.actions.oauth import TokenCache
+from horarium.actions.redact import redact
+from horarium.actions.secrets_in import secrets_of
+from horarium.actions.tls import ClientCertificates, default_context
+from horarium.config import Settings
+
+log = logging.getLogger(__name__)
+
+# Canonical type name (lower-cased key) and the prefix of its history messages.
+LABELS = {
+    "http": "Http Action",
+    "https": "Http Action",
+    "storagequeue": "StorageQueue Action",
+    "servicebusqueue": "ServiceBusQueue Action",
+    "servicebustopic": "ServiceBusTopic Action",
+}
+
+
+class Actions:
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._session: aiohttp.ClientSession | None = None
+        self._http: HttpActions | None = None
+
+    async def __aenter__(self) -> Self:
+        connector = aiohttp.TCPConnector(
+            ssl=default_context(), limit=max(self._settings.max_in_flight, 1)
+        )
+        self._session = aiohttp.ClientSession(connector=connector)
+        tokens = TokenCache(
+            self._session, self._settings.aad_authority, self._settings.http_timeout
+        )
+        self._http = HttpActions(
+            self._session, self._settings.http_timeout, ClientCertificates(), tokens
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def run(self, action: Mapping[str, Any], context: ExecutionContext) -> ActionResult:
+        kind = lookup(action, "type")
+        key = kind.lower() if isinstance(kind, str) else ""
+        label = LABELS.get(key, "Action")
+        try:
+            result = await self._dispatch(key, action, context)
+        except ActionInputError as exc:
+            result = ActionResult(False, f"{label} - invalid action: {exc}")
+        except Exception as exc:  # a failed execution is a result, whatever went wrong
+            log.exception("%s failed unexpectedly", label)
+            result = ActionResult(False, f"{label} - unexpected error: {type(exc).__name__}: {exc}")
+        return ActionResult(result.succeeded, redact(result.message, secrets_of(action)))
+
+    async def _dispatch(
+        self, key: str, action: Mapping[str, Any], context: ExecutionContext
+    ) -> ActionResult:
+        if key in ("http", "https"):
+            assert self._http is not None, "use Actions inside 'async with'"
+            return await self._http.run(action, context)
+        if key in LABELS:
+            raise ActionInputError(f"action type '{lookup(action, 'type')}' is not available yet")
+        raise ActionInputError(
+            "'action.type' must be one of Http, Https, StorageQueue, ServiceBusQueue, "
+            "ServiceBusTopic"
+        )
