@@ -85,7 +85,11 @@ class HttpActions:
                 False, failure_message(host, f"no response within {self._timeout:g} seconds")
             )
         except aiohttp.ClientError as exc:
-            return ActionResult(False, failure_message(host, _describe(exc)))
+            reason = _describe(exc)
+            if url.scheme == "https" and isinstance(exc, aiohttp.ServerDisconnectedError):
+                # A TLS 1.3 server refuses a client certificate after the handshake, by closing.
+                reason += " (a TLS server does this when it refuses the client certificate)"
+            return ActionResult(False, failure_message(host, reason))
         except ssl.SSLError as exc:
             return ActionResult(False, failure_message(host, f"TLS error: {exc}"))
         try:
