@@ -24,6 +24,7 @@ from horarium.actions.http import HttpActions
 from horarium.actions.oauth import TokenCache
 from horarium.actions.redact import redact
 from horarium.actions.secrets_in import secrets_of
+from horarium.actions.storage_queue import StorageQueueActions
 from horarium.actions.tls import ClientCertificates, default_context
 from horarium.config import Settings
 
@@ -44,6 +45,7 @@ class Actions:
         self._settings = settings
         self._session: aiohttp.ClientSession | None = None
         self._http: HttpActions | None = None
+        self._storage: StorageQueueActions | None = None
 
     async def __aenter__(self) -> Self:
         connector = aiohttp.TCPConnector(
@@ -55,6 +57,9 @@ class Actions:
         )
         self._http = HttpActions(
             self._session, self._settings.http_timeout, ClientCertificates(), tokens
+        )
+        self._storage = StorageQueueActions(
+            self._session, self._settings.storage_queue_url, self._settings.http_timeout
         )
         return self
 
@@ -87,6 +92,9 @@ class Actions:
         if key in ("http", "https"):
             assert self._http is not None, "use Actions inside 'async with'"
             return await self._http.run(action, context)
+        if key == "storagequeue":
+            assert self._storage is not None, "use Actions inside 'async with'"
+            return await self._storage.run(action, context)
         if key in LABELS:
             raise ActionInputError(f"action type '{lookup(action, 'type')}' is not available yet")
         raise ActionInputError(
