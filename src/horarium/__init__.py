@@ -1,0 +1,9 @@
+"""Horarium: a self-hosted job scheduler that speaks the Azure Scheduler REST API.
+
+`horarium.preview(properties, *, now, count=10)` lists a job's next executions (see
+`horarium.recurrence`).
+"""
+
+from horarium.recurrence import RecurrenceError, preview
+
+__all__ = ["RecurrenceError", "preview"]

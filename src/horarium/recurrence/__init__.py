@@ -20,8 +20,20 @@ Public surface (other packages import only these names):
     - ``describe(instant) -> Occurrence`` — the wall-clock time in the zone and DST marks.
 - `preview(properties, *, now, count=10) -> list[datetime]`: the next `count` executions of a
   job created at `now` (count of the recurrence honoured).
+- `parse_instant(value, zone=None) -> datetime`: an ISO 8601 value read as `startTime` /
+  `endTime` are (offset or Z: that instant; none: wall-clock time in `zone`; date only:
+  midnight in `zone`), as aware UTC.
+
+Decisions where the design doc is silent: docs/recurrence.md.
 """
 
-from horarium.recurrence.api import Occurrence, Plan, RecurrenceError, plan, preview
+from horarium.recurrence.api import (
+    Occurrence,
+    Plan,
+    RecurrenceError,
+    parse_instant,
+    plan,
+    preview,
+)
 
-__all__ = ["Occurrence", "Plan", "RecurrenceError", "plan", "preview"]
+__all__ = ["Occurrence", "Plan", "RecurrenceError", "parse_instant", "plan", "preview"]
