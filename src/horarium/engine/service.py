@@ -1,23 +1,74 @@
-"""Hooks the service uses to run the scheduler. Placeholder until the execution engine lands."""
+"""Hooks the service uses to run the scheduler: inside `horarium serve`, or alone as
+`horarium worker` against the same database."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import signal
+import weakref
 from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.config import Settings
+from horarium.engine.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+_running: weakref.WeakSet[Scheduler] = weakref.WeakSet()
+
+
+def wake() -> None:
+    """Tell the schedulers of this process to look for due work now. The API calls it after
+    committing a write that may be due soon (a job PUT, enable, run now); without it the
+    scheduler notices within `poll_interval`."""
+    for scheduler in list(_running):
+        scheduler.wake()
 
 
 async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awaitable[None]]:
     """Start the scheduler inside the running event loop; returns an async stop function."""
+    from horarium.actions.runner import Actions
+
+    actions = Actions(settings)
+    await actions.__aenter__()
+    scheduler = Scheduler(db, settings, actions)
+    scheduler.start()
+    _running.add(scheduler)
+    log.info("scheduler started (owner %s)", scheduler.runs.owner)
 
     async def stop() -> None:
-        return None
+        _running.discard(scheduler)
+        try:
+            await scheduler.stop()
+        finally:
+            await actions.__aexit__(None, None, None)
 
     return stop
 
 
+async def _worker(settings: Settings) -> None:
+    from horarium.store.db import create_engine, migrate
+
+    db = create_engine(settings.database_url)
+    try:
+        await migrate(db)
+        stop = await start_engine(db, settings)
+        stopped = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stopped.set)
+        await stopped.wait()
+        log.info("stopping the scheduler")
+        await stop()
+    finally:
+        await db.dispose()
+
+
 def run_worker(settings: Settings) -> None:
-    """`horarium worker`: the scheduler alone, no API."""
-    raise SystemExit("horarium worker: the execution engine is not built yet")
+    """`horarium worker`: the scheduler alone, no API (migrates the database at start)."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    asyncio.run(_worker(settings))

@@ -1,0 +1,89 @@
+"""One attempt of an execution: run the action, and decide what follows (retry, error action,
+finish) with the pure state machine in `policy`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from horarium.actions.base import ActionResult, ActionRunner, ExecutionContext
+from horarium.engine.clock import Clock
+from horarium.engine.policy import Finish, Phase, Retry, StartErrorAction, after_attempt, policy_for
+from horarium.store.runs import Attempt, Claimed, JobInfo
+
+log = logging.getLogger(__name__)
+
+
+def collection_arm_id(job: JobInfo) -> str:
+    return (
+        f"/subscriptions/{job.subscription_id}/resourceGroups/{job.resource_group}"
+        f"/providers/Microsoft.Scheduler/jobCollections/{job.collection}"
+    )
+
+
+def job_arm_id(job: JobInfo) -> str:
+    return f"{collection_arm_id(job)}/jobs/{job.name}"
+
+
+async def run_attempt(
+    actions: ActionRunner,
+    execution: Claimed,
+    clock: Clock,
+    region: str,
+    time_limit: float,
+) -> Attempt:
+    """Run the execution's next attempt with the job's current definition."""
+    action: Mapping[str, Any] = execution.job.definition.get("action") or {}
+    phase = Phase(execution.phase)
+    error_action = action.get("errorAction")
+    target = action if phase is Phase.MAIN else error_action
+    context = ExecutionContext(
+        job_id=job_arm_id(execution.job),
+        collection_id=collection_arm_id(execution.job),
+        execution_tag=execution.tag,
+        client_request_id=str(uuid.uuid4()),
+        expected_time=execution.expected,
+        region=region,
+    )
+    started = clock.now()
+    if not target:
+        result = ActionResult(False, "The job has no errorAction any more; nothing was run.")
+    else:
+        try:
+            result = await asyncio.wait_for(actions.run(target, context), timeout=time_limit)
+        except TimeoutError:
+            result = ActionResult(False, f"The action did not finish within {time_limit:g} s.")
+        except Exception as exc:  # an action must not take the engine down
+            log.exception("action of job %s raised", context.job_id)
+            result = ActionResult(False, f"Internal error: {type(exc).__name__}: {exc}")
+    ended = clock.now()
+    step = after_attempt(
+        policy_for(action, phase), phase, execution.attempt, result.succeeded, bool(error_action)
+    )
+    common: dict[str, Any] = {
+        "execution": execution,
+        "started": started,
+        "ended": ended,
+        "succeeded": result.succeeded,
+        "message": result.message,
+    }
+    if isinstance(step, Retry):
+        return Attempt(
+            **common,
+            follow="retry",
+            retry_at=ended + step.delay,
+            next_attempt=step.attempt,
+        )
+    if isinstance(step, StartErrorAction):
+        return Attempt(**common, follow="error")
+    assert isinstance(step, Finish)
+    return Attempt(**common, follow="finish", faulted=step.faulted)
+
+
+def hard_time_limit(http_timeout: float) -> float:
+    """An action enforces its own timeout; this is the backstop so a stuck action cannot hold
+    a slot forever."""
+    return http_timeout * 2 + 30

@@ -1,0 +1,197 @@
+"""The dispatcher: claim due executions in batches under a lease and run them concurrently.
+
+One loop per process. Each round it claims pending executions (retries, error actions, run-now
+requests, executions whose holder died), then turns due jobs into executions, up to the free
+slots (`max_in_flight`), and starts one asyncio task per execution. It sleeps until the earliest
+thing that can become due (at most `poll_interval`), or until woken: by the API after a write,
+by a finished execution that starts an error action, or by slots freeing up after a full round.
+Leases of running executions are renewed every third of the lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from horarium.actions.base import ActionRunner
+from horarium.config import Settings
+from horarium.engine.attempt import hard_time_limit, run_attempt
+from horarium.engine.clock import Clock
+from horarium.engine.making import Maker
+from horarium.engine.recorder import Recorder
+from horarium.store.runs import Claimed, Runs
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_WAIT = 5.0  # seconds running attempts get to finish when the engine stops
+WAKE_RECHECK = 0.05  # after a wake-up, look again this soon (the writer may not have committed)
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        runs: Runs,
+        actions: ActionRunner,
+        settings: Settings,
+        clock: Clock,
+        recorder: Recorder,
+        maker: Maker,
+    ) -> None:
+        self._runs = runs
+        self._actions = actions
+        self._settings = settings
+        self._clock = clock
+        self._recorder = recorder
+        self._maker = maker
+        self._lease = timedelta(seconds=settings.lease_seconds)
+        self._capacity = max(settings.max_in_flight, 1)
+        self._batch = max(min(settings.batch_size, self._capacity), 1)
+        self._running: dict[int, asyncio.Task[None]] = {}
+        self._wake = asyncio.Event()
+        self._woken = False
+        self._full = False  # the last round stopped for lack of slots: more work may be due
+        self._stopping = False
+        self._loop_task: asyncio.Task[None] | None = None
+        self._renew_task: asyncio.Task[None] | None = None
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._running)
+
+    def wake(self) -> None:
+        """Look for due work now (something was written that may be due sooner)."""
+        self._woken = True
+        self._wake.set()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._loop_task = asyncio.create_task(self._loop(), name="horarium-dispatcher")
+        self._renew_task = asyncio.create_task(self._renew_leases(), name="horarium-leases")
+
+    async def stop(self) -> None:
+        """Stop claiming; give running attempts a few seconds, cancel the rest and hand their
+        executions back so that the next process runs them at once."""
+        self._stopping = True
+        self._wake.set()
+        for task in (self._loop_task, self._renew_task):
+            if task is not None:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        if self._running:
+            await asyncio.wait(list(self._running.values()), timeout=SHUTDOWN_WAIT)
+        unfinished = list(self._running)
+        for task in list(self._running.values()):
+            task.cancel()
+        if self._running:
+            await asyncio.wait(list(self._running.values()))
+        await self._recorder.close()
+        if unfinished:
+            try:
+                await self._runs.release(unfinished, self._clock.now())
+            except Exception:
+                log.exception(
+                    "could not release %d executions; their leases will expire", len(unfinished)
+                )
+
+    async def drain(self) -> int:
+        """Run everything due now to the end (tests and tools); returns the attempts made."""
+        total = 0
+        while True:
+            started = await self._fill()
+            total += started
+            if self._running:
+                await asyncio.wait(list(self._running.values()))
+            if not started and not self._running:
+                return total
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def _loop(self) -> None:
+        while not self._stopping:
+            try:
+                await self._fill()
+                delay = await self._delay()
+            except Exception:
+                log.exception("dispatcher round failed; retrying")
+                delay = self._settings.poll_interval
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=delay)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+
+    async def _delay(self) -> float:
+        poll = max(self._settings.poll_interval, 0.01)
+        if self._woken:
+            self._woken = False
+            return min(WAKE_RECHECK, poll)
+        if self._full:
+            return poll  # woken as slots free up
+        next_due = await self._runs.next_due()
+        if next_due is None:
+            return poll
+        seconds = (next_due - self._clock.now()).total_seconds()
+        if seconds <= 0:
+            return poll  # due but not claimable (held elsewhere): do not spin
+        return min(seconds, poll)
+
+    async def _fill(self) -> int:
+        """Claim and start work while slots are free; returns how many attempts started."""
+        started = 0
+        self._full = False
+        while not self._stopping:
+            free = self._capacity - len(self._running)
+            if free <= 0:
+                self._full = True
+                break
+            want = min(free, self._batch)
+            now = self._clock.now()
+            claimed = await self._runs.claim(now, want, self._lease)
+            if len(claimed) < want:
+                claimed += await self._maker.make(now, want - len(claimed), self._lease)
+            for execution in claimed:
+                self._start(execution)
+            started += len(claimed)
+            if len(claimed) < want:
+                break
+        return started
+
+    def _start(self, execution: Claimed) -> None:
+        task = asyncio.create_task(self._execute(execution), name=f"horarium-exec-{execution.id}")
+        self._running[execution.id] = task
+
+    async def _execute(self, execution: Claimed) -> None:
+        try:
+            attempt = await run_attempt(
+                self._actions,
+                execution,
+                self._clock,
+                self._settings.region,
+                hard_time_limit(self._settings.http_timeout),
+            )
+            accepted = await self._recorder.record(attempt)
+            if accepted and attempt.follow == "error":
+                self.wake()  # the error action is due now
+        except Exception:
+            log.exception("execution %s failed in the engine; it will be retried", execution.id)
+        finally:
+            self._running.pop(execution.id, None)
+            if self._full and not self._stopping:
+                free = self._capacity - len(self._running)
+                if free >= max(self._batch // 2, 1) or not self._running:
+                    self._wake.set()
+
+    async def _renew_leases(self) -> None:
+        interval = max(self._settings.lease_seconds / 3, 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            if self._running:
+                try:
+                    await self._runs.renew(list(self._running), self._clock.now() + self._lease)
+                except Exception:
+                    log.exception("lease renewal failed")

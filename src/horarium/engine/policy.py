@@ -1,0 +1,138 @@
+"""Retry policy and the attempt state machine: given what just happened, what comes next.
+
+Pure logic, no I/O. An execution runs its main action; a failed attempt is retried under the
+action's retry policy; when every attempt failed, the error action (if any) runs under the same
+kind of policy; the execution is *faulted* when no attempt of either succeeded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+import isodate
+
+DEFAULT_INTERVAL = timedelta(seconds=30)
+DEFAULT_COUNT = 4
+MIN_INTERVAL = timedelta(seconds=15)
+MAX_COUNT = 20
+
+# .NET TimeSpan: [-][d.]hh:mm[:ss[.fffffff]]
+_TIMESPAN = re.compile(
+    r"^(?:(?P<days>\d+)\.)?(?P<hours>\d{1,2}):(?P<minutes>\d{1,2})"
+    r"(?::(?P<seconds>\d{1,2})(?:\.(?P<fraction>\d{1,7}))?)?$"
+)
+
+
+class Phase(StrEnum):
+    MAIN = "main"
+    ERROR = "error"
+
+    @property
+    def action_name(self) -> str:
+        """The history's `actionName`."""
+        return "MainAction" if self is Phase.MAIN else "ErrorAction"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    retries: int  # attempts after the first
+    interval: timedelta
+
+
+def parse_interval(value: str) -> timedelta:
+    """A `retryInterval`: .NET TimeSpan (`00:00:30`, `1.00:00:00`) or ISO 8601 (`PT30S`)."""
+    text = value.strip()
+    m = _TIMESPAN.match(text)
+    if m:
+        fraction = m["fraction"] or ""
+        return timedelta(
+            days=int(m["days"] or 0),
+            hours=int(m["hours"]),
+            minutes=int(m["minutes"]),
+            seconds=int(m["seconds"] or 0),
+            microseconds=int((fraction + "000000")[:6]) if fraction else 0,
+        )
+    try:
+        parsed = isodate.parse_duration(text)
+    except (isodate.ISO8601Error, ValueError) as e:
+        raise ValueError(f"retryInterval: {value!r} is neither a TimeSpan nor ISO 8601") from e
+    if isinstance(parsed, timedelta):
+        return parsed
+    assert isinstance(parsed, isodate.Duration)
+    # isodate.Duration (years/months): measure it from a fixed point.
+    measured: timedelta = parsed.totimedelta(start=datetime(2000, 1, 1))
+    return measured
+
+
+def retry_policy(raw: Mapping[str, Any] | None) -> RetryPolicy:
+    """The effective policy. Absent: Fixed, 30 s, 4 retries (the live service's default).
+
+    The API validates on the way in; here out-of-range values are clamped rather than refused,
+    so a stored job always runs.
+    """
+    if raw is None:
+        return RetryPolicy(DEFAULT_COUNT, DEFAULT_INTERVAL)
+    kind = str(raw.get("retryType") or "Fixed").lower()
+    if kind == "none":
+        return RetryPolicy(0, DEFAULT_INTERVAL)
+    count = raw.get("retryCount")
+    retries = DEFAULT_COUNT if count is None else max(0, min(int(count), MAX_COUNT))
+    interval_raw = raw.get("retryInterval")
+    interval = DEFAULT_INTERVAL
+    if interval_raw:
+        try:
+            interval = max(parse_interval(str(interval_raw)), MIN_INTERVAL)
+        except ValueError:
+            interval = DEFAULT_INTERVAL
+    return RetryPolicy(retries, interval)
+
+
+def policy_for(action: Mapping[str, Any], phase: Phase) -> RetryPolicy:
+    """The error action uses its own `retryPolicy` when it has one, else the main action's."""
+    if phase is Phase.ERROR:
+        error = action.get("errorAction") or {}
+        if error.get("retryPolicy") is not None:
+            return retry_policy(error["retryPolicy"])
+    return retry_policy(action.get("retryPolicy"))
+
+
+# The steps that can follow an attempt.
+@dataclass(frozen=True)
+class Retry:
+    """Try the same action again after `delay`; `attempt` is the next retryCount."""
+
+    attempt: int
+    delay: timedelta
+
+
+@dataclass(frozen=True)
+class StartErrorAction:
+    """Every main attempt failed: run the error action now."""
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The execution is over. Faulted: no attempt of the main or error action succeeded."""
+
+    faulted: bool
+
+
+Step = Retry | StartErrorAction | Finish
+
+
+def after_attempt(
+    policy: RetryPolicy, phase: Phase, attempt: int, succeeded: bool, has_error_action: bool
+) -> Step:
+    """What follows attempt number `attempt` (0 = first try) of `phase`."""
+    if succeeded:
+        return Finish(faulted=False)
+    if attempt < policy.retries:
+        return Retry(attempt + 1, policy.interval)
+    if phase is Phase.MAIN and has_error_action:
+        return StartErrorAction()
+    return Finish(faulted=True)

@@ -1,0 +1,72 @@
+"""The engine of one process, assembled: store, plans, maker, dispatcher, recorder, cleanup."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from horarium.actions.base import ActionRunner
+from horarium.config import Settings
+from horarium.engine.cleanup import clean_forever
+from horarium.engine.clock import Clock, SystemClock
+from horarium.engine.dispatcher import Dispatcher
+from horarium.engine.making import Maker
+from horarium.engine.plans import Plans
+from horarium.engine.recorder import Recorder
+from horarium.store.runs import Runs
+
+
+def owner_id() -> str:
+    """Who holds a lease: host, process, and a random part (pids are reused)."""
+    return f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Scheduler:
+    def __init__(
+        self,
+        db: AsyncEngine,
+        settings: Settings,
+        actions: ActionRunner,
+        clock: Clock | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.clock: Clock = clock or SystemClock()
+        self.runs = Runs(db, owner or owner_id())
+        self.touched_jobs: set[int] = set()
+        self.recorder = Recorder(self.runs, self.clock, self.touched_jobs)
+        self.maker = Maker(
+            self.runs, Plans(), timedelta(seconds=settings.grace_period), self.touched_jobs
+        )
+        self.dispatcher = Dispatcher(
+            self.runs, actions, settings, self.clock, self.recorder, self.maker
+        )
+        self._cleanup: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.dispatcher.start()
+        self._cleanup = asyncio.create_task(
+            clean_forever(self.runs, self.clock, self.touched_jobs), name="horarium-cleanup"
+        )
+
+    def wake(self) -> None:
+        self.dispatcher.wake()
+
+    async def stop(self) -> None:
+        if self._cleanup is not None:
+            self._cleanup.cancel()
+            try:
+                await self._cleanup
+            except asyncio.CancelledError:
+                pass
+        await self.dispatcher.stop()
+
+    async def drain(self) -> int:
+        """Run everything due at the clock's current time to the end (tests, tools)."""
+        n = await self.dispatcher.drain()
+        await self.recorder.close()
+        return n
