@@ -53,6 +53,14 @@ class Sink:
     hits: list[Hit] = field(default_factory=list)
     planned: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     delay: float = 0.0
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait_hits(self, n: int) -> None:
+        """Until at least `n` requests have arrived (at most 10 s)."""
+        async with asyncio.timeout(10):
+            while len(self.hits) < n:
+                self.arrived.clear()
+                await self.arrived.wait()
 
     def plan(self, path: str, *statuses: int) -> str:
         self.planned[path] = list(statuses)
@@ -67,6 +75,7 @@ class Sink:
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.text()
         self.hits.append(Hit(request.path, dict(request.headers), body))
+        self.arrived.set()
         if self.delay:
             await asyncio.sleep(self.delay)
         statuses = self.planned.get(request.path) or [200]
