@@ -11,6 +11,7 @@ raises for a failed execution: bad input, refusals and network errors come back 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from types import TracebackType
@@ -18,12 +19,14 @@ from typing import Any, Self
 
 import aiohttp
 
+from horarium.actions.amqp import AmqpSender
 from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.fields import ActionInputError, lookup
 from horarium.actions.http import HttpActions
 from horarium.actions.oauth import TokenCache
 from horarium.actions.redact import redact
 from horarium.actions.secrets_in import secrets_of
+from horarium.actions.servicebus import ServiceBusActions
 from horarium.actions.storage_queue import StorageQueueActions
 from horarium.actions.tls import ClientCertificates, default_context
 from horarium.config import Settings
@@ -46,6 +49,8 @@ class Actions:
         self._session: aiohttp.ClientSession | None = None
         self._http: HttpActions | None = None
         self._storage: StorageQueueActions | None = None
+        self._amqp: AmqpSender | None = None
+        self._servicebus: ServiceBusActions | None = None
 
     async def __aenter__(self) -> Self:
         connector = aiohttp.TCPConnector(
@@ -61,6 +66,13 @@ class Actions:
         self._storage = StorageQueueActions(
             self._session, self._settings.storage_queue_url, self._settings.http_timeout
         )
+        self._amqp = AmqpSender(self._settings.http_timeout)
+        self._servicebus = ServiceBusActions(
+            self._amqp,
+            self._settings.servicebus_url,
+            self._settings.servicebus_queue_address,
+            self._settings.servicebus_topic_address,
+        )
         return self
 
     async def __aexit__(
@@ -72,6 +84,9 @@ class Actions:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._amqp is not None:
+            await asyncio.to_thread(self._amqp.close)
+            self._amqp = None
 
     async def run(self, action: Mapping[str, Any], context: ExecutionContext) -> ActionResult:
         kind = lookup(action, "type")
@@ -95,8 +110,9 @@ class Actions:
         if key == "storagequeue":
             assert self._storage is not None, "use Actions inside 'async with'"
             return await self._storage.run(action, context)
-        if key in LABELS:
-            raise ActionInputError(f"action type '{lookup(action, 'type')}' is not available yet")
+        if key in ("servicebusqueue", "servicebustopic"):
+            assert self._servicebus is not None, "use Actions inside 'async with'"
+            return await self._servicebus.run(action, context, topic=key == "servicebustopic")
         raise ActionInputError(
             "'action.type' must be one of Http, Https, StorageQueue, ServiceBusQueue, "
             "ServiceBusTopic"
