@@ -1,0 +1,141 @@
+"""History retention (1,000 entries per job, 60 days) and deletion of jobs ended 60 days ago;
+and the claim queries stay on indexes, so their cost does not grow with jobs that are not due."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from engine_support import T0, FakeClock, Sink, Store, http
+from sqlalchemy import event, insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from horarium.engine.cleanup import clean_once
+from horarium.engine.scheduler import Scheduler
+from horarium.store.schema import job_history, jobs
+
+
+async def _add_history(db: AsyncEngine, job_id: int, n: int, ended: Any) -> None:
+    async with db.begin() as conn:
+        await conn.execute(
+            insert(job_history),
+            [
+                {
+                    "job_id": job_id,
+                    "action_name": "MainAction",
+                    "status": "Completed",
+                    "repeat_count": i + 1,
+                    "start_time": ended,
+                    "end_time": ended,
+                    "message": f"entry {i}",
+                }
+                for i in range(n)
+            ],
+        )
+
+
+async def test_history_keeps_the_newest_thousand_entries_per_job(
+    store: Store, db: AsyncEngine, clock: FakeClock, make_scheduler: Any
+) -> None:
+    busy = await store.add("busy", {"action": http("http://127.0.0.1:9/")})
+    quiet = await store.add("quiet", {"action": http("http://127.0.0.1:9/")})
+    await _add_history(db, busy, 1200, T0)
+    await _add_history(db, quiet, 10, T0)
+    scheduler: Scheduler = make_scheduler()
+    counts = await clean_once(scheduler.runs, clock, {busy, quiet})
+    assert counts["trimmed"] == 200
+    busy_left = await store.history(busy)
+    assert len(busy_left) == 1000
+    assert busy_left[-1].message == "entry 200"  # the oldest 200 went
+    assert len(await store.history(quiet)) == 10
+
+
+async def test_history_older_than_sixty_days_is_deleted(
+    store: Store, db: AsyncEngine, clock: FakeClock, make_scheduler: Any
+) -> None:
+    job = await store.add("old", {"action": http("http://127.0.0.1:9/")})
+    await _add_history(db, job, 3, T0 - timedelta(days=61))
+    await _add_history(db, job, 2, T0 - timedelta(days=59))
+    scheduler: Scheduler = make_scheduler()
+    await clean_once(scheduler.runs, clock, set())
+    assert len(await store.history(job)) == 2
+
+
+async def test_completed_and_faulted_jobs_are_deleted_sixty_days_after_they_ended(
+    store: Store, sink: Sink, db: AsyncEngine, clock: FakeClock, make_scheduler: Any
+) -> None:
+    done = await store.add("done", {"action": http(sink.to("/ok"))})
+    broken = await store.add(
+        "broken", {"action": http(sink.plan("/bad", 500), retryPolicy={"retryType": "None"})}
+    )
+    recurring = await store.add(
+        "recurring",
+        {"action": http(sink.to("/r")), "recurrence": {"frequency": "Day", "interval": 1}},
+    )
+    scheduler: Scheduler = make_scheduler()
+    await scheduler.drain()
+    assert (await store.job(done)).state == "Completed"
+    assert (await store.job(broken)).state == "Faulted"
+
+    clock.advance(days=59)
+    await clean_once(scheduler.runs, clock, set())
+    assert (await store.job(done)).state == "Completed"
+
+    clock.advance(days=2)
+    await clean_once(scheduler.runs, clock, set())
+    async with db.connect() as conn:
+        left = (await conn.execute(select(jobs.c.id))).scalars().all()
+    assert left == [recurring]
+    assert await store.history(done) == []
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+async def test_engine_queries_use_indexes_not_table_scans(
+    db: AsyncEngine, store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any
+) -> None:
+    """Every statement the engine sends (claiming, recording, retention) is planned by SQLite
+    as an index search: none scans a table, so idle jobs cost nothing."""
+    statements: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool):
+        if not many and not statement.lstrip().upper().startswith(("INSERT", "BEGIN", "PRAGMA")):
+            statements.append((statement, params))
+
+    for i in range(5):
+        await store.add(f"j{i}", {"action": http(sink.plan(f"/{i}", 500, 200))})
+    scheduler: Scheduler = make_scheduler()
+    event.listen(db.sync_engine, "before_cursor_execute", capture)
+    try:
+        await scheduler.drain()
+        clock.advance(seconds=30)
+        await scheduler.drain()
+        await clean_once(scheduler.runs, clock, set(scheduler.touched_jobs))
+        await scheduler.runs.next_due()
+    finally:
+        event.remove(db.sync_engine, "before_cursor_execute", capture)
+    assert len(statements) > 10
+    async with db.connect() as conn:
+        for sql, params in statements:
+            rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
+            plan = [r[-1] for r in rows]
+            scans = [p for p in plan if p.startswith("SCAN") and "USING" not in p]
+            assert not scans, f"{sql}: {plan}"
+
+
+async def test_touched_jobs_are_trimmed_after_the_engine_writes_history(
+    store: Store, sink: Sink, db: AsyncEngine, clock: FakeClock, make_scheduler: Any
+) -> None:
+    job = await store.add(
+        "minutely",
+        {"action": http(sink.to("/m")), "recurrence": {"frequency": "Minute", "interval": 1}},
+    )
+    await _add_history(db, job, 1000, T0)
+    scheduler: Scheduler = make_scheduler()
+    await scheduler.drain()
+    assert job in scheduler.touched_jobs
+    await clean_once(scheduler.runs, clock, scheduler.touched_jobs)
+    entries = await store.history(job)
+    assert len(entries) == 1000
+    assert entries[0].execution_tag is not None  # the newest, the engine's, was kept
+    assert scheduler.touched_jobs == set()
