@@ -53,9 +53,8 @@ class Actions:
         self._servicebus: ServiceBusActions | None = None
 
     async def __aenter__(self) -> Self:
-        connector = aiohttp.TCPConnector(
-            ssl=default_context(), limit=max(self._settings.max_in_flight, 1)
-        )
+        tls = await asyncio.to_thread(default_context)  # reads the trust store from disk
+        connector = aiohttp.TCPConnector(ssl=tls, limit=max(self._settings.max_in_flight, 1))
         self._session = aiohttp.ClientSession(connector=connector)
         tokens = TokenCache(
             self._session, self._settings.aad_authority, self._settings.http_timeout
