@@ -31,6 +31,7 @@ class Job:
     schedule: dict[str, list[object]] | None = None
     end: datetime | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    zone_name: str | None = None  # as written in the job JSON (e.g. a Windows name)
 
     def anchor(self) -> tuple[datetime, datetime]:
         """(anchor instant UTC, anchor wall-clock naive) per the design doc's terms."""
@@ -198,8 +199,8 @@ def expected_runs(job: Job, t: datetime, wanted: int, horizon_days: int = 3000) 
 def to_properties(job: Job) -> dict[str, object]:
     """The job as Azure job JSON `properties`."""
     recurrence: dict[str, object] = {"frequency": job.frequency, "interval": job.interval}
-    if job.zone.key != "UTC":
-        recurrence["timeZone"] = job.zone.key
+    if job.zone_name or job.zone.key != "UTC":
+        recurrence["timeZone"] = job.zone_name or job.zone.key
     if job.schedule is not None:
         recurrence["schedule"] = job.schedule
     if job.end is not None:

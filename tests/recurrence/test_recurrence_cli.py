@@ -1,0 +1,91 @@
+"""`horarium preview FILE [--now ISO] [--count N]`, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+from horarium.preview_cli import run
+
+DST_JOB = {
+    "id": "/subscriptions/x/resourceGroups/y/providers/Microsoft.Scheduler/jobCollections/c/jobs/j",
+    "name": "c/j",
+    "properties": {
+        "startTime": "2019-03-09T02:30:00",
+        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1/", "method": "GET"}},
+        "recurrence": {"frequency": "Day", "timeZone": "Central Standard Time"},
+    },
+}
+
+
+def horarium(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "horarium.cli", "preview", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_whole_job_from_stdin_prints_utc_local_and_dst_marks() -> None:
+    done = horarium("-", "--now", "2019-03-01T00:00:00Z", "--count", "3", stdin=json.dumps(DST_JOB))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "2019-03-09T08:30:00Z  2019-03-09 02:30:00 CST",
+        "2019-03-10T08:30:00Z  2019-03-10 03:30:00 CDT  [DST: moved, 02:30:00 does not exist]",
+        "2019-03-11T07:30:00Z  2019-03-11 02:30:00 CDT",
+    ]
+
+
+def test_properties_file_and_merged_mark(tmp_path: Path) -> None:
+    path = tmp_path / "job.json"
+    path.write_text(
+        json.dumps(
+            {
+                "startTime": "2019-11-02T01:30:00",
+                "recurrence": {"frequency": "day", "timeZone": "America/Chicago", "count": 2},
+            }
+        )
+    )
+    done = horarium(str(path), "--now", "2019-11-01T00:00:00Z")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "2019-11-02T06:30:00Z  2019-11-02 01:30:00 CDT",
+        "2019-11-03T06:30:00Z  2019-11-03 01:30:00 CDT  [DST: merged, runs once]",
+    ]
+
+
+def test_invalid_job_is_a_one_line_error_naming_the_field_exit_2() -> None:
+    bad = {"recurrence": {"frequency": "Day", "schedule": {"minutes": [1, 2, 61]}}}
+    done = horarium("-", stdin=json.dumps(bad))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == "error: recurrence.schedule.minutes[2]: 61 is not in 0..59\n"
+
+
+def test_not_json_and_bad_now_exit_2() -> None:
+    err = StringIO()
+    assert run("{not json", out=StringIO(), err=err) == 2
+    assert err.getvalue().startswith("error: input: not JSON:")
+    err = StringIO()
+    assert run("{}", now="yesterday", out=StringIO(), err=err) == 2
+    assert err.getvalue() == "error: --now: 'yesterday' is not an ISO 8601 date-time\n"
+
+
+def test_ended_series_prints_nothing_and_says_so() -> None:
+    out, err = StringIO(), StringIO()
+    job = {"recurrence": {"frequency": "Day", "endTime": "2000-01-01"}}
+    assert run(json.dumps(job), now="2024-01-01T00:00:00Z", out=out, err=err) == 0
+    assert out.getvalue() == ""
+    assert "no executions" in err.getvalue()
+
+
+def test_default_now_and_count() -> None:
+    out = StringIO()
+    assert run(json.dumps({"recurrence": {"frequency": "Minute"}}), out=out) == 0
+    assert len(out.getvalue().splitlines()) == 10
