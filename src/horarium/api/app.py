@@ -1,0 +1,157 @@
+"""The ASGI application of the management API: routes, ARM errors for every failure, ARM-style
+case-insensitive paths and request ids."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from importlib import metadata
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from horarium.api import openapi
+from horarium.api.routes import router
+from horarium.api.wire import arm_error
+from horarium.model.errors import ApiError
+
+log = logging.getLogger(__name__)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("horarium")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+# The fixed words of the ARM paths, in their canonical spelling (ARM matches them in any case).
+_WORDS = {
+    w.lower(): w
+    for w in (
+        "subscriptions",
+        "resourceGroups",
+        "providers",
+        "Microsoft.Scheduler",
+        "jobCollections",
+        "jobs",
+        "history",
+        "run",
+        "upcoming",
+        "enable",
+        "disable",
+    )
+}
+# Where names sit in "/".split parts (parts[0] is the empty string before the first "/"):
+# /subscriptions/{2}/resourceGroups/{4}/providers/Microsoft.Scheduler/jobCollections/{8}/jobs/{10}
+_NAMES = {2, 4, 8, 10}
+_NAMES_WITHOUT_GROUP = {2}  # /subscriptions/{2}/providers/Microsoft.Scheduler/jobCollections
+
+
+def canonical_path(path: str) -> str:
+    """The path with its fixed words spelled canonically; names are left alone."""
+    parts = path.split("/")
+    names = _NAMES_WITHOUT_GROUP if len(parts) > 3 and parts[3].lower() == "providers" else _NAMES
+    for i, part in enumerate(parts):
+        if i not in names:
+            parts[i] = _WORDS.get(part.lower(), part)
+    return "/".join(parts)
+
+
+class CanonicalPaths:
+    """ASGI middleware applying `canonical_path`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = canonical_path(scope["path"])
+            if path != scope["path"]:
+                scope = {**scope, "path": path, "raw_path": path.encode()}
+        await self.app(scope, receive, send)
+
+
+def _validation_message(error: RequestValidationError) -> tuple[str, str]:
+    first: dict[str, Any] = error.errors()[0] if error.errors() else {}
+    loc = [str(p) for p in first.get("loc", ()) if p not in ("query", "path", "body")]
+    field = ".".join(loc) or "request"
+    if field == "api-version" and first.get("type") == "missing":
+        return (
+            "MissingApiVersionParameter",
+            "The api-version query parameter (?api-version=) is required for all requests.",
+        )
+    given = first.get("input")
+    shown = f" (given {given!r})" if isinstance(given, str | int) else ""
+    return "BadRequest", f"{field}: {first.get('msg', 'invalid')}{shown}"
+
+
+def create_api(
+    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+) -> FastAPI:
+    """The FastAPI app; the caller's `lifespan` puts a `Store` at `app.state.store`."""
+    app = FastAPI(
+        title="Horarium",
+        version=_version(),
+        description="A self-hosted job scheduler that speaks the Azure Scheduler REST API"
+        " (api-version 2016-03-01).",
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.include_router(router)
+    openapi.install(app)
+
+    @app.exception_handler(ApiError)
+    async def api_error(_request: Request, exc: ApiError) -> Response:
+        return arm_error(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request: Request, exc: RequestValidationError) -> Response:
+        code, message = _validation_message(exc)
+        return arm_error(400, code, message)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 404:
+            return arm_error(
+                404,
+                "NotFound",
+                f"No resource at '{request.method} {request.url.path}'. Horarium serves the"
+                " Azure Scheduler API under /subscriptions/{subscriptionId}/…/providers/"
+                "Microsoft.Scheduler/jobCollections (see /openapi.json).",
+            )
+        if exc.status_code == 405:
+            return arm_error(
+                405,
+                "MethodNotAllowed",
+                f"The method '{request.method}' is not allowed on '{request.url.path}'.",
+            )
+        return arm_error(exc.status_code, "BadRequest", str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def unexpected(_request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error", exc_info=exc)
+        return arm_error(500, "InternalServerError", "The server encountered an internal error.")
+
+    @app.middleware("http")
+    async def request_ids(request: Request, call_next: Callable[..., Any]) -> Response:
+        response: Response = await call_next(request)
+        request_id = str(uuid.uuid4())
+        response.headers["x-ms-request-id"] = request_id
+        response.headers["x-ms-correlation-request-id"] = request.headers.get(
+            "x-ms-correlation-request-id", request_id
+        )
+        client_id = request.headers.get("x-ms-client-request-id")
+        if client_id:
+            response.headers["x-ms-client-request-id"] = client_id[:200]
+        return response
+
+    app.add_middleware(CanonicalPaths)
+    return app

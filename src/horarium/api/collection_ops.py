@@ -1,0 +1,184 @@
+"""Job collection operations, each inside the caller's transaction."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from horarium.model import quota
+from horarium.model.actions import uses_authentication
+from horarium.model.collection import (
+    CollectionInput,
+    parse_collection,
+    render_collection,
+    shaped,
+    stored_body,
+)
+from horarium.model.errors import BadRequest, Conflict, NotFound
+from horarium.model.merge import merge_patch
+from horarium.model.names import CollectionName
+from horarium.model.schedule import timing
+from horarium.store import collections, jobs
+from horarium.store.collections import CollectionRecord
+from horarium.store.jobs import JobRecord
+
+
+def not_found(name: CollectionName) -> NotFound:
+    return NotFound(
+        f"The Resource 'Microsoft.Scheduler/jobCollections/{name.name}' under resource group"
+        f" '{name.resource_group}' was not found."
+    )
+
+
+async def require(
+    conn: AsyncConnection, name: CollectionName, *, lock: bool = False
+) -> CollectionRecord:
+    found = await collections.get(conn, name, lock=lock)
+    if found is None:
+        raise not_found(name)
+    return found
+
+
+def render(record: CollectionRecord) -> dict[str, Any]:
+    return render_collection(
+        record.names,
+        location=record.location,
+        sku=record.sku,
+        state=record.state,
+        document=record.document,
+    )
+
+
+async def put(
+    conn: AsyncConnection, name: CollectionName, raw: Any, now: datetime
+) -> tuple[int, dict[str, Any]]:
+    """Create (201) or replace (200)."""
+    body = shaped(raw)
+    given = body.get("name")
+    if isinstance(given, str) and given and given.lower() != name.name.lower():
+        raise BadRequest(
+            f"name: {given!r} does not match the job collection name in the URL ({name.name!r})"
+        )
+    wanted = parse_collection(body)
+    existing = await collections.get(conn, name, lock=True)
+    if existing is None:
+        quota.limits(wanted.sku, wanted.quota)
+        await collections.insert_one(
+            conn,
+            name,
+            location=wanted.location,
+            state=wanted.state,
+            sku=wanted.sku,
+            document=wanted.document,
+            now=now,
+        )
+        created = await require(conn, name)
+        return 201, render(created)
+    return 200, await _replace(conn, existing, wanted, now)
+
+
+async def patch(
+    conn: AsyncConnection, name: CollectionName, raw: Any, now: datetime
+) -> dict[str, Any]:
+    """Merge the body onto the stored collection (`tags`, when given, replace the old ones)."""
+    changes = shaped(raw)
+    existing = await require(conn, name, lock=True)
+    base = stored_body(existing.location, existing.sku, existing.state, existing.document)
+    merged = merge_patch(base, {k: v for k, v in changes.items() if k != "tags"})
+    if "tags" in changes:
+        if changes["tags"] is None:
+            merged.pop("tags", None)
+        else:
+            merged["tags"] = changes["tags"]
+    return await _replace(conn, existing, parse_collection(merged), now)
+
+
+async def _replace(
+    conn: AsyncConnection, existing: CollectionRecord, wanted: CollectionInput, now: datetime
+) -> dict[str, Any]:
+    limit = quota.limits(wanted.sku, wanted.quota)
+    members = await jobs.all_of(conn, existing.id)
+    _check_members(limit, members, existing.name)
+    await collections.update_one(
+        conn,
+        existing.id,
+        now,
+        location=wanted.location,
+        state=wanted.state,
+        sku=wanted.sku,
+        document=wanted.document,
+    )
+    await _apply_state(conn, members, existing.state, wanted.state, now)
+    return render(await require(conn, existing.names))
+
+
+def _check_members(limit: quota.Limits, members: list[JobRecord], collection: str) -> None:
+    """A collection cannot be given limits its jobs already break."""
+    if len(members) > limit.max_jobs:
+        raise Conflict(
+            f"Job collection '{collection}' has {len(members)} jobs, more than the"
+            f" {limit.max_jobs} that {limit.jobs_from} would allow.",
+            code="JobCountQuotaExceeded",
+        )
+    for job in members:
+        try:
+            quota.check_recurrence(limit, job.definition, collection)
+            quota.check_features(limit, uses_authentication(job.definition["action"]))
+        except Conflict as e:
+            raise Conflict(f"Job '{job.name}': {e.message}", code=e.code) from e
+
+
+async def set_state(conn: AsyncConnection, name: CollectionName, state: str, now: datetime) -> None:
+    """POST …/enable and …/disable: the collection and all of its jobs."""
+    existing = await require(conn, name, lock=True)
+    members = await jobs.all_of(conn, existing.id)
+    await collections.update_one(conn, existing.id, now, state=state)
+    await _apply_state(conn, members, existing.state, state, now)
+
+
+async def _apply_state(
+    conn: AsyncConnection, members: list[JobRecord], old: str, new: str, now: datetime
+) -> None:
+    """Enabled: every Disabled job is enabled and every Enabled job scheduled again. Disabled:
+    every Enabled job is disabled. Suspended: jobs keep their state but are not scheduled."""
+    if old == new:
+        return
+    for job in members:
+        if job.state in ("Completed", "Faulted"):
+            continue
+        if new == "Enabled":
+            result = timing(
+                job.definition,
+                state="Enabled",
+                schedule_set_at=job.schedule_set_at,
+                now=now,
+                executions_done=job.next_repeat - 1,
+                collection_enabled=True,
+                fresh=False,
+            )
+            values: dict[str, Any] = {"next_execution_at": result.next_execution_at}
+            if result.state != job.state:
+                values["state"] = result.state
+            await jobs.update_one(conn, job.id, now, **values)
+        elif new == "Disabled" and job.state == "Enabled":
+            await jobs.update_one(conn, job.id, now, state="Disabled", next_execution_at=None)
+        elif job.next_execution_at is not None:
+            await jobs.update_one(conn, job.id, now, next_execution_at=None)
+
+
+async def get(conn: AsyncConnection, name: CollectionName) -> dict[str, Any]:
+    return render(await require(conn, name))
+
+
+async def list_all(
+    conn: AsyncConnection, subscription: str, resource_group: str | None
+) -> dict[str, Any]:
+    found = await collections.list_all(conn, subscription, resource_group)
+    return {"value": [render(c) for c in found], "nextLink": None}
+
+
+async def delete(conn: AsyncConnection, name: CollectionName) -> None:
+    existing = await require(conn, name, lock=True)
+    await collections.delete_one(conn, existing.id)

@@ -1,0 +1,221 @@
+"""Job operations, each inside the caller's transaction."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from horarium.api.collection_ops import require as require_collection
+from horarium.model import enums, quota
+from horarium.model.actions import WireStyle, uses_authentication
+from horarium.model.errors import BadRequest, Conflict, NotFound
+from horarium.model.job import (
+    JobInput,
+    JobStatus,
+    parse_job,
+    properties_of,
+    render_job,
+    stored_properties,
+)
+from horarium.model.merge import merge_patch
+from horarium.model.names import CollectionName, check_job_name
+from horarium.model.schedule import compile_plan, timing
+from horarium.store import jobs, runs
+from horarium.store.collections import CollectionRecord
+from horarium.store.jobs import JobRecord
+
+
+def render(collection: CollectionRecord, job: JobRecord, style: WireStyle) -> dict[str, Any]:
+    return render_job(
+        arm_id=f"{collection.names.arm_id}/jobs/{job.name}",
+        collection=collection.name,
+        name=job.name,
+        definition=job.definition,
+        state=job.state,
+        status=JobStatus(
+            execution_count=job.execution_count,
+            failure_count=job.failure_count,
+            faulted_count=job.faulted_count,
+            last_execution_at=job.last_execution_at,
+            next_execution_at=job.next_execution_at,
+        ),
+        style=style,
+    )
+
+
+async def require(conn: AsyncConnection, collection: CollectionRecord, name: str) -> JobRecord:
+    found = await jobs.get(conn, collection.id, name)
+    if found is None:
+        raise NotFound(
+            f"The Resource 'Microsoft.Scheduler/jobCollections/{collection.name}/jobs/{name}'"
+            f" under resource group '{collection.resource_group}' was not found."
+        )
+    return found
+
+
+def _final_state_conflict(job: JobRecord, wanted: str) -> Conflict:
+    return Conflict(
+        f"properties.state: job '{job.name}' is {job.state}; the state of a Completed or"
+        f" Faulted job cannot be changed (to {wanted}). It can still be deleted.",
+        code="JobStateConflict",
+    )
+
+
+def _check_limits(collection: CollectionRecord, job: JobInput) -> None:
+    limit = quota.limits(collection.sku, collection.document.get("quota"))
+    quota.check_features(limit, uses_authentication(job.definition["action"]))
+    quota.check_recurrence(limit, job.definition, collection.name)
+
+
+def _settable(state: str) -> None:
+    if state not in enums.SETTABLE_JOB_STATES:
+        raise BadRequest(
+            f"properties.state: {state} cannot be set; only Enabled or Disabled"
+            " (the service sets Completed and Faulted)"
+        )
+
+
+async def put(
+    conn: AsyncConnection,
+    name: CollectionName,
+    job_name: str,
+    raw: Any,
+    style: WireStyle,
+    now: datetime,
+) -> tuple[int, dict[str, Any]]:
+    """Create (201) or replace (200) a job. Replacing starts a new series (ordinal 1) from now;
+    the status counters and history are kept."""
+    check_job_name(job_name)
+    wanted = parse_job(properties_of(raw))
+    collection = await require_collection(conn, name, lock=True)
+    existing = await jobs.get(conn, collection.id, job_name)
+    state = wanted.state or "Enabled"
+    if existing is not None and existing.state in enums.FINAL_JOB_STATES:
+        if state != existing.state:
+            raise _final_state_conflict(existing, state)
+    else:
+        _settable(state)
+    compile_plan(wanted.definition, now)
+    _check_limits(collection, wanted)
+    if existing is None:
+        limit = quota.limits(collection.sku, collection.document.get("quota"))
+        quota.check_job_count(limit, await jobs.count(conn, collection.id) + 1, collection.name)
+    result = timing(
+        wanted.definition,
+        state=state,
+        schedule_set_at=now,
+        now=now,
+        executions_done=0,
+        collection_enabled=collection.state == "Enabled",
+        fresh=True,
+    )
+    if existing is None:
+        await jobs.insert_one(
+            conn,
+            collection_id=collection.id,
+            name=job_name,
+            definition=wanted.definition,
+            state=result.state,
+            next_execution_at=result.next_execution_at,
+            now=now,
+        )
+        status = 201
+    else:
+        values: dict[str, Any] = {
+            "definition": wanted.definition,
+            "schedule_set_at": now,
+            "next_execution_at": result.next_execution_at,
+            "next_repeat": 1,
+        }
+        if result.state != existing.state:
+            values["state"] = result.state
+        await jobs.update_one(conn, existing.id, now, **values)
+        status = 200
+    return status, render(collection, await require(conn, collection, job_name), style)
+
+
+async def patch(
+    conn: AsyncConnection,
+    name: CollectionName,
+    job_name: str,
+    raw: Any,
+    style: WireStyle,
+    now: datetime,
+) -> dict[str, Any]:
+    """Deep-merge the body onto the job. A changed startTime / recurrence starts the schedule
+    again from now (the series' ordinal carries on); enabling resumes at the first execution
+    at or after now."""
+    changes = properties_of(raw)
+    collection = await require_collection(conn, name, lock=True)
+    existing = await require(conn, collection, job_name)
+    merged = merge_patch(stored_properties(existing.definition, existing.state), changes)
+    wanted = parse_job(merged)
+    state = wanted.state or existing.state
+    if existing.state in enums.FINAL_JOB_STATES:
+        if state != existing.state:
+            raise _final_state_conflict(existing, state)
+    else:
+        _settable(state)
+    old, new = existing.definition, wanted.definition
+    rescheduled = any(old.get(k) != new.get(k) for k in ("startTime", "recurrence"))
+    schedule_set_at = now if rescheduled else existing.schedule_set_at
+    compile_plan(new, schedule_set_at)
+    _check_limits(collection, wanted)
+    values: dict[str, Any] = {"definition": new}
+    if rescheduled:
+        values["schedule_set_at"] = now
+    if state == "Enabled" and existing.state == "Enabled" and not rescheduled:
+        pass  # the engine's next execution stands
+    else:
+        result = timing(
+            new,
+            state=state,
+            schedule_set_at=schedule_set_at,
+            now=now,
+            executions_done=existing.next_repeat - 1,
+            collection_enabled=collection.state == "Enabled",
+            fresh=rescheduled,
+        )
+        state = result.state
+        values["next_execution_at"] = result.next_execution_at
+    if state != existing.state:
+        values["state"] = state
+    await jobs.update_one(conn, existing.id, now, **values)
+    return render(collection, await require(conn, collection, job_name), style)
+
+
+async def get(
+    conn: AsyncConnection, name: CollectionName, job_name: str, style: WireStyle
+) -> dict[str, Any]:
+    collection = await require_collection(conn, name)
+    return render(collection, await require(conn, collection, job_name), style)
+
+
+async def list_page(
+    conn: AsyncConnection,
+    name: CollectionName,
+    *,
+    state: str | None,
+    limit: int,
+    offset: int,
+    style: WireStyle,
+) -> tuple[list[dict[str, Any]], bool]:
+    """One page of jobs by name, and whether another page follows."""
+    collection = await require_collection(conn, name)
+    found = await jobs.page(conn, collection.id, state=state, limit=limit + 1, offset=offset)
+    return [render(collection, job, style) for job in found[:limit]], len(found) > limit
+
+
+async def delete(conn: AsyncConnection, name: CollectionName, job_name: str) -> None:
+    collection = await require_collection(conn, name, lock=True)
+    job = await require(conn, collection, job_name)
+    await jobs.delete_one(conn, job.id)
+
+
+async def run(conn: AsyncConnection, name: CollectionName, job_name: str, now: datetime) -> None:
+    """POST …/run: one execution now, outside the job's series."""
+    collection = await require_collection(conn, name, lock=True)
+    job = await require(conn, collection, job_name)
+    await runs.request_run(conn, job.id, now)

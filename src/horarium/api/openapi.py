@@ -1,0 +1,136 @@
+"""The service's own OpenAPI document (`/openapi.json`): FastAPI's paths with the request and
+response models of the Azure Scheduler 2016-03-01 spec (a verbatim copy ships with the package),
+converted to OpenAPI 3, plus Horarium's extensions and the ARM error body."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+SPEC = Path(__file__).with_name("scheduler-2016-03-01.json")
+
+_ERROR = {
+    "type": "object",
+    "description": "ARM error body (every failure).",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+        }
+    },
+}
+_UPCOMING = {
+    "type": "object",
+    "properties": {
+        "executionTime": {"type": "string", "format": "date-time", "description": "UTC"},
+        "localTime": {"type": "string", "description": "The instant in the job's time zone."},
+        "timeZone": {"type": "string"},
+        "utcOffset": {"type": "string", "examples": ["+02:00"]},
+        "daylightSavingTime": {"type": "boolean"},
+        "scheduledLocalTime": {
+            "type": "string",
+            "description": "The wall-clock time the schedule asked for.",
+        },
+        "movedBySpringForward": {
+            "type": "boolean",
+            "description": "The asked-for time did not exist; it runs at localTime.",
+        },
+        "mergedByFallBack": {
+            "type": "boolean",
+            "description": "The asked-for time occurred twice (it runs once), or two asked-for"
+            " times name this instant.",
+        },
+        "repeatCount": {"type": "integer"},
+    },
+}
+
+
+@cache
+def azure_schemas() -> dict[str, Any]:
+    """The spec's definitions as OpenAPI 3 component schemas."""
+    spec = json.loads(SPEC.read_text(encoding="utf-8"))
+    text = json.dumps(spec["definitions"]).replace("#/definitions/", "#/components/schemas/")
+    schemas: dict[str, Any] = json.loads(text)
+    # Swagger 2 polymorphism (discriminator + allOf) as an OpenAPI 3 oneOf.
+    base = schemas["HttpAuthentication"]
+    base.pop("discriminator", None)
+    mapping: dict[str, str] = {}
+    for name, schema in list(schemas.items()):
+        value = schema.get("x-ms-discriminator-value")
+        if value is None:
+            continue
+        properties = {**base["properties"], **schema.get("properties", {})}
+        properties["type"] = {**base["properties"]["type"], "enum": [value]}
+        schemas[name] = {
+            "type": "object",
+            "required": ["type"],
+            "properties": properties,
+            "x-ms-discriminator-value": value,
+        }
+        mapping[value] = f"#/components/schemas/{name}"
+    schemas["HttpAuthenticationNotSpecified"] = {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"type": "string", "enum": ["NotSpecified"]}},
+    }
+    mapping["NotSpecified"] = "#/components/schemas/HttpAuthenticationNotSpecified"
+    schemas["HttpAuthentication"] = {
+        "description": base.get("description", "HTTP outbound authentication"),
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "type", "mapping": mapping},
+    }
+    schemas["JobRecurrence"]["properties"]["timeZone"] = {
+        "type": "string",
+        "description": "Horarium extension: IANA (Europe/Berlin) or Windows (W. Europe Standard"
+        " Time) time zone of the schedule; absent: UTC.",
+    }
+    schemas["ErrorResponse"] = _ERROR
+    schemas["UpcomingExecution"] = _UPCOMING
+    schemas["UpcomingExecutionList"] = {
+        "type": "object",
+        "properties": {
+            "value": {"type": "array", "items": {"$ref": "#/components/schemas/UpcomingExecution"}},
+            "nextLink": {"type": ["string", "null"]},
+        },
+    }
+    return schemas
+
+
+def install(app: FastAPI) -> None:
+    """Serve the document above at `app.openapi_url`."""
+
+    def build() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        document = get_openapi(
+            title=app.title,
+            version=app.version,
+            description=app.description,
+            routes=app.routes,
+        )
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        for name in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(name, None)
+        schemas.update(azure_schemas())
+        error = {
+            "description": "ARM error",
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}
+            },
+        }
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                responses = operation.setdefault("responses", {})
+                responses.pop("422", None)
+                responses["default"] = error
+        app.openapi_schema = document
+        return document
+
+    app.openapi = build  # type: ignore[method-assign]

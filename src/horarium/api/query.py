@@ -1,0 +1,46 @@
+"""List queries: `$filter`, `$top`/`$skip` paging and the `nextLink` of the next page."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlencode
+
+from fastapi import Request
+
+from horarium.model import enums
+from horarium.model.errors import BadRequest
+
+DEFAULT_PAGE = 1000  # without $top: every job of a collection (at most 1,000) on one page
+
+
+def parse_filter(value: str | None, field: str, allowed: tuple[str, ...]) -> str | None:
+    """`state eq Enabled` / `status eq 'Failed'` (any casing, quoted or not) -> the value."""
+    if value is None or not value.strip():
+        return None
+    text = unquote(value) if "%" in value else value
+    m = re.fullmatch(rf"\s*{field}\s+eq\s+(['\"]?)([A-Za-z]+)\1\s*", text, re.IGNORECASE)
+    if not m:
+        raise BadRequest(
+            f'$filter: {value!r} is not supported; use "{field} eq <value>"'
+            f" with one of {', '.join(allowed)}",
+            code="InvalidFilter",
+        )
+    return enums.parse(m.group(2), allowed, f"$filter ({field})")
+
+
+def next_link(
+    request: Request, *, top: int | None, skip: int, shown: int, more: bool
+) -> str | None:
+    """The URL of the following page, keeping api-version, $top and $filter; None at the end."""
+    if not more:
+        return None
+    params: list[tuple[str, str]] = [
+        ("api-version", request.query_params.get("api-version", "2016-03-01"))
+    ]
+    if top is not None:
+        params.append(("$top", str(top)))
+    params.append(("$skip", str(skip + shown)))
+    filter_value = request.query_params.get("$filter")
+    if filter_value:
+        params.append(("$filter", filter_value))
+    return str(request.url.replace(query=urlencode(params, safe="$'")))

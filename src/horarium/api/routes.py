@@ -1,0 +1,377 @@
+"""The HTTP routes of the Azure Scheduler 2016-03-01 API (and Horarium's `upcoming`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+
+from horarium.api import collection_ops, history_ops, job_ops, upcoming
+from horarium.api.query import DEFAULT_PAGE, next_link, parse_filter
+from horarium.api.wire import ArmJSONResponse, empty, read_json, style_for
+from horarium.model import enums
+from horarium.model.errors import ApiError, BadRequest
+from horarium.model.names import CollectionName, check_resource_group, check_subscription
+from horarium.store.access import Store
+
+SUPPORTED_VERSIONS = ("2016-03-01", "2016-01-01")
+MAX_REQUEST_BYTES = 1024 * 1024
+
+SUBSCRIPTION = "/subscriptions/{subscriptionId}"
+GROUP = SUBSCRIPTION + "/resourceGroups/{resourceGroupName}"
+COLLECTIONS = "/providers/Microsoft.Scheduler/jobCollections"
+COLLECTION = GROUP + COLLECTIONS + "/{jobCollectionName}"
+JOB = COLLECTION + "/jobs/{jobName}"
+
+
+def _api_version(
+    api_version: Annotated[
+        str,
+        Query(
+            alias="api-version",
+            description="2016-03-01 (2016-01-01 is accepted too).",
+            examples=["2016-03-01"],
+        ),
+    ],
+) -> str:
+    if api_version not in SUPPORTED_VERSIONS:
+        raise BadRequest(
+            f"The api-version '{api_version}' is not supported for the resource provider"
+            f" 'Microsoft.Scheduler'. The supported api-versions are"
+            f" '{', '.join(SUPPORTED_VERSIONS)}'.",
+            code="InvalidApiVersionParameter",
+        )
+    return api_version
+
+
+router = APIRouter(dependencies=[Depends(_api_version)])
+
+Subscription = Annotated[str, Path(description="The subscription id.")]
+Group = Annotated[str, Path(description="The resource group name.")]
+CollectionPart = Annotated[str, Path(description="The job collection name.")]
+JobPart = Annotated[str, Path(description="The job name.")]
+Top = Annotated[int | None, Query(alias="$top", ge=1, le=100, description="Page size, 1..100.")]
+Skip = Annotated[int | None, Query(alias="$skip", ge=0, description="Entries to skip.")]
+
+
+def _collection(
+    subscriptionId: Subscription, resourceGroupName: Group, jobCollectionName: CollectionPart
+) -> CollectionName:
+    return CollectionName(subscriptionId, resourceGroupName, jobCollectionName).validate()
+
+
+Collection = Annotated[CollectionName, Depends(_collection)]
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+def _changed(request: Request) -> None:
+    """Tell the in-process scheduler (if any) that due work may have changed."""
+    notify: Callable[[], None] | None = getattr(request.app.state, "on_change", None)
+    if notify is not None:
+        notify()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def _body(request: Request) -> Any:
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > MAX_REQUEST_BYTES:
+        raise _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_REQUEST_BYTES:
+            raise _too_large()
+        chunks.append(chunk)
+    return read_json(b"".join(chunks))
+
+
+def _too_large() -> ApiError:
+    error = ApiError(
+        f"The request body is larger than {MAX_REQUEST_BYTES} bytes (a job may be at most 16 KB).",
+        code="RequestEntityTooLarge",
+    )
+    error.status = 413
+    return error
+
+
+def _body_doc(schema: str) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{schema}"}
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": ref}},
+        }
+    }
+
+
+def _ok(schema: str, *codes: int) -> dict[int | str, dict[str, Any]]:
+    ref = {"$ref": f"#/components/schemas/{schema}"}
+    return {
+        code: {"description": "OK", "content": {"application/json": {"schema": ref}}}
+        for code in codes
+    }
+
+
+_EMPTY: dict[int | str, dict[str, Any]] = {200: {"description": "Done (empty body)"}}
+
+
+async def _read(request: Request, work: Callable[[Any], Awaitable[Any]]) -> Any:
+    async with _store(request).read() as conn:
+        return await work(conn)
+
+
+# -- job collections ---------------------------------------------------------------------------
+
+
+@router.get(
+    SUBSCRIPTION + COLLECTIONS,
+    operation_id="JobCollections_ListBySubscription",
+    responses=_ok("JobCollectionListResult", 200),
+    response_class=ArmJSONResponse,
+)
+async def list_by_subscription(request: Request, subscriptionId: Subscription) -> Response:
+    check_subscription(subscriptionId)
+    found = await _read(request, lambda c: collection_ops.list_all(c, subscriptionId, None))
+    return ArmJSONResponse(found)
+
+
+@router.get(
+    GROUP + COLLECTIONS,
+    operation_id="JobCollections_ListByResourceGroup",
+    responses=_ok("JobCollectionListResult", 200),
+    response_class=ArmJSONResponse,
+)
+async def list_by_group(
+    request: Request, subscriptionId: Subscription, resourceGroupName: Group
+) -> Response:
+    check_subscription(subscriptionId)
+    check_resource_group(resourceGroupName)
+    found = await _read(
+        request, lambda c: collection_ops.list_all(c, subscriptionId, resourceGroupName)
+    )
+    return ArmJSONResponse(found)
+
+
+@router.get(
+    COLLECTION,
+    operation_id="JobCollections_Get",
+    responses=_ok("JobCollectionDefinition", 200),
+    response_class=ArmJSONResponse,
+)
+async def get_collection(request: Request, name: Collection) -> Response:
+    return ArmJSONResponse(await _read(request, lambda c: collection_ops.get(c, name)))
+
+
+@router.put(
+    COLLECTION,
+    operation_id="JobCollections_CreateOrUpdate",
+    openapi_extra=_body_doc("JobCollectionDefinition"),
+    responses=_ok("JobCollectionDefinition", 200, 201),
+    response_class=ArmJSONResponse,
+)
+async def put_collection(request: Request, name: Collection) -> Response:
+    raw = await _body(request)
+    status, body = await _store(request).write(lambda c: collection_ops.put(c, name, raw, _now()))
+    _changed(request)
+    return ArmJSONResponse(body, status_code=status)
+
+
+@router.patch(
+    COLLECTION,
+    operation_id="JobCollections_Patch",
+    openapi_extra=_body_doc("JobCollectionDefinition"),
+    responses=_ok("JobCollectionDefinition", 200),
+    response_class=ArmJSONResponse,
+)
+async def patch_collection(request: Request, name: Collection) -> Response:
+    raw = await _body(request)
+    body = await _store(request).write(lambda c: collection_ops.patch(c, name, raw, _now()))
+    _changed(request)
+    return ArmJSONResponse(body)
+
+
+@router.delete(COLLECTION, operation_id="JobCollections_Delete", responses=_EMPTY)
+async def delete_collection(request: Request, name: Collection) -> Response:
+    await _store(request).write(lambda c: collection_ops.delete(c, name))
+    return empty()
+
+
+@router.post(COLLECTION + "/enable", operation_id="JobCollections_Enable", responses=_EMPTY)
+async def enable_collection(request: Request, name: Collection) -> Response:
+    await _store(request).write(lambda c: collection_ops.set_state(c, name, "Enabled", _now()))
+    _changed(request)
+    return empty()
+
+
+@router.post(COLLECTION + "/disable", operation_id="JobCollections_Disable", responses=_EMPTY)
+async def disable_collection(request: Request, name: Collection) -> Response:
+    await _store(request).write(lambda c: collection_ops.set_state(c, name, "Disabled", _now()))
+    return empty()
+
+
+# -- jobs --------------------------------------------------------------------------------------
+
+
+@router.get(
+    COLLECTION + "/jobs",
+    operation_id="Jobs_List",
+    responses=_ok("JobListResult", 200),
+    response_class=ArmJSONResponse,
+)
+async def list_jobs(
+    request: Request,
+    name: Collection,
+    top: Top = None,
+    skip: Skip = None,
+    filter: Annotated[
+        str | None, Query(alias="$filter", description="state eq Enabled|Disabled|…")
+    ] = None,
+) -> Response:
+    state = parse_filter(filter, "state", enums.JOB_STATES)
+    offset = skip or 0
+    style = style_for(request)
+    value, more = await _read(
+        request,
+        lambda c: job_ops.list_page(
+            c, name, state=state, limit=top or DEFAULT_PAGE, offset=offset, style=style
+        ),
+    )
+    link = next_link(request, top=top, skip=offset, shown=len(value), more=more)
+    return ArmJSONResponse({"value": value, "nextLink": link})
+
+
+@router.get(
+    JOB,
+    operation_id="Jobs_Get",
+    responses=_ok("JobDefinition", 200),
+    response_class=ArmJSONResponse,
+)
+async def get_job(request: Request, name: Collection, jobName: JobPart) -> Response:
+    style = style_for(request)
+    return ArmJSONResponse(await _read(request, lambda c: job_ops.get(c, name, jobName, style)))
+
+
+@router.put(
+    JOB,
+    operation_id="Jobs_CreateOrUpdate",
+    openapi_extra=_body_doc("JobDefinition"),
+    responses=_ok("JobDefinition", 200, 201),
+    response_class=ArmJSONResponse,
+)
+async def put_job(request: Request, name: Collection, jobName: JobPart) -> Response:
+    raw = await _body(request)
+    style = style_for(request)
+    status, body = await _store(request).write(
+        lambda c: job_ops.put(c, name, jobName, raw, style, _now())
+    )
+    _changed(request)
+    return ArmJSONResponse(body, status_code=status)
+
+
+@router.patch(
+    JOB,
+    operation_id="Jobs_Patch",
+    openapi_extra=_body_doc("JobDefinition"),
+    responses=_ok("JobDefinition", 200),
+    response_class=ArmJSONResponse,
+)
+async def patch_job(request: Request, name: Collection, jobName: JobPart) -> Response:
+    raw = await _body(request)
+    style = style_for(request)
+    body = await _store(request).write(
+        lambda c: job_ops.patch(c, name, jobName, raw, style, _now())
+    )
+    _changed(request)
+    return ArmJSONResponse(body)
+
+
+@router.delete(JOB, operation_id="Jobs_Delete", responses=_EMPTY)
+async def delete_job(request: Request, name: Collection, jobName: JobPart) -> Response:
+    await _store(request).write(lambda c: job_ops.delete(c, name, jobName))
+    return empty()
+
+
+@router.post(JOB + "/run", operation_id="Jobs_Run", responses=_EMPTY)
+async def run_job(request: Request, name: Collection, jobName: JobPart) -> Response:
+    await _store(request).write(lambda c: job_ops.run(c, name, jobName, _now()))
+    _changed(request)
+    return empty()
+
+
+@router.get(
+    JOB + "/history",
+    operation_id="Jobs_ListJobHistory",
+    responses=_ok("JobHistoryListResult", 200),
+    response_class=ArmJSONResponse,
+)
+async def list_history(
+    request: Request,
+    name: Collection,
+    jobName: JobPart,
+    top: Top = None,
+    skip: Skip = None,
+    filter: Annotated[
+        str | None, Query(alias="$filter", description="status eq Completed|Failed|Postponed")
+    ] = None,
+) -> Response:
+    status = parse_filter(filter, "status", enums.HISTORY_STATUSES)
+    offset = skip or 0
+    value, more = await _read(
+        request,
+        lambda c: history_ops.list_page(
+            c, name, jobName, status=status, limit=top or DEFAULT_PAGE, offset=offset
+        ),
+    )
+    link = next_link(request, top=top, skip=offset, shown=len(value), more=more)
+    return ArmJSONResponse({"value": value, "nextLink": link})
+
+
+# -- beyond Azure: upcoming executions --------------------------------------------------------
+
+Count = Annotated[int, Query(ge=1, le=1000, description="How many executions, 1..1000.")]
+
+
+@router.get(
+    JOB + "/upcoming",
+    operation_id="Jobs_ListUpcoming",
+    responses=_ok("UpcomingExecutionList", 200),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def get_upcoming(
+    request: Request, name: Collection, jobName: JobPart, count: Count = 10
+) -> Response:
+    """The stored job's next executions (UTC and wall clock, with daylight saving marks)."""
+    now = _now()
+    return ArmJSONResponse(
+        await _read(request, lambda c: upcoming.for_job(c, name, jobName, count, now))
+    )
+
+
+@router.post(
+    JOB + "/upcoming",
+    operation_id="Jobs_PreviewUpcoming",
+    openapi_extra=_body_doc("JobDefinition"),
+    responses=_ok("UpcomingExecutionList", 200),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def post_upcoming(
+    request: Request, name: Collection, jobName: JobPart, count: Count = 10
+) -> Response:
+    """The next executions of a job definition that is not saved, as if it were created now."""
+    raw = await _body(request)
+    now = _now()
+    return ArmJSONResponse(
+        await _read(request, lambda c: upcoming.for_definition(c, name, jobName, raw, count, now))
+    )

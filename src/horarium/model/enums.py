@@ -1,0 +1,60 @@
+"""Enumerations of the 2016-03-01 API: read in any casing, written the way the live service did.
+
+The live service returned some fields in camelCase (`"state": "enabled"`, `"frequency": "week"`)
+and others in PascalCase (`"type": "Http"`, `"sku": {"name": "Free"}`); `camel` reproduces the
+Newtonsoft camel-casing it used (`AMQP` -> `amqp`, `NetMessaging` -> `netMessaging`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from horarium.model.errors import BadRequest
+
+ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
+HTTP_AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
+SERVICE_BUS_AUTH_TYPES = ("NotSpecified", "SharedAccessKey")
+TRANSPORT_TYPES = ("NotSpecified", "NetMessaging", "AMQP")
+RETRY_TYPES = ("None", "Fixed")
+JOB_STATES = ("Enabled", "Disabled", "Faulted", "Completed")
+SETTABLE_JOB_STATES = ("Enabled", "Disabled")
+FINAL_JOB_STATES = ("Completed", "Faulted")
+FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month")
+WEEK_DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+COLLECTION_STATES = ("Enabled", "Disabled", "Suspended", "Deleted")
+SETTABLE_COLLECTION_STATES = ("Enabled", "Disabled", "Suspended")
+SKUS = ("Standard", "Free", "P10Premium", "P20Premium")
+HISTORY_STATUSES = ("Completed", "Failed", "Postponed")
+
+
+def find(value: Any, allowed: tuple[str, ...]) -> str | None:
+    """The canonical spelling of `value` among `allowed` (any casing), or None."""
+    if not isinstance(value, str):
+        return None
+    lowered = value.strip().lower()
+    for name in allowed:
+        if name.lower() == lowered:
+            return name
+    return None
+
+
+def parse(value: Any, allowed: tuple[str, ...], path: str) -> str:
+    """The canonical spelling, or a 400 naming the field and the allowed values."""
+    found = find(value, allowed)
+    if found is None:
+        raise BadRequest(f"{path}: {value!r} is not one of {', '.join(allowed)}")
+    return found
+
+
+def camel(value: str) -> str:
+    """Newtonsoft's camel case: lower the leading run of capitals (but keep the last capital
+    of a run that starts a new word: `NetMessaging` -> `netMessaging`, `AMQP` -> `amqp`)."""
+    chars = list(value)
+    for i, ch in enumerate(chars):
+        if i == 1 and not ch.isupper():
+            break
+        has_next = i + 1 < len(chars)
+        if i > 0 and has_next and not chars[i + 1].isupper():
+            break
+        chars[i] = ch.lower()
+    return "".join(chars)

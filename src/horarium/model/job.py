@@ -1,0 +1,244 @@
+"""Jobs on the wire: request bodies into canonical definitions, stored jobs into responses.
+
+`jobs.definition` holds `startTime`, `action` and `recurrence` in canonical form (see
+`horarium.model.actions`); the job's state and status live in their own columns.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from horarium.model import datetimes, enums
+from horarium.model.actions import ACTION_SHAPE, WireStyle, parse_action, render_action
+from horarium.model.errors import BadRequest
+from horarium.model.keys import ListOf, Shape, canonical_keys
+from horarium.model.names import JOB_TYPE
+
+MAX_JOB_BYTES = 16 * 1024
+RECURRENCE_FREQUENCIES = (*enums.FREQUENCIES, "Year")
+
+SCHEDULE_SHAPE: dict[str, Shape] = {
+    "minutes": None,
+    "hours": None,
+    "weekDays": None,
+    "monthDays": None,
+    "monthlyOccurrences": ListOf({"day": None, "Occurrence": None}),
+}
+RECURRENCE_SHAPE: dict[str, Shape] = {
+    "frequency": None,
+    "interval": None,
+    "count": None,
+    "endTime": None,
+    "schedule": SCHEDULE_SHAPE,
+    "timeZone": None,
+}
+PROPERTIES_SHAPE: dict[str, Shape] = {
+    "startTime": None,
+    "action": ACTION_SHAPE,
+    "recurrence": RECURRENCE_SHAPE,
+    "state": None,
+    "status": None,
+}
+BODY_SHAPE: dict[str, Shape] = {
+    "id": None,
+    "type": None,
+    "name": None,
+    "properties": PROPERTIES_SHAPE,
+}
+
+
+@dataclass(frozen=True)
+class JobInput:
+    definition: dict[str, Any]  # canonical startTime / action / recurrence
+    state: str | None  # as requested (canonical spelling), None when not given
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    execution_count: int
+    failure_count: int
+    faulted_count: int
+    last_execution_at: datetime | None
+    next_execution_at: datetime | None
+
+
+def properties_of(body: Any) -> dict[str, Any]:
+    """The `properties` object of a job request body, property names spelled canonically."""
+    if not isinstance(body, dict):
+        raise BadRequest("The request body must be a JSON object with a 'properties' object.")
+    shaped = canonical_keys(body, BODY_SHAPE)
+    properties = shaped.get("properties")
+    if properties is None:
+        raise BadRequest("properties: required")
+    if not isinstance(properties, dict):
+        raise BadRequest("properties: must be a JSON object")
+    return properties
+
+
+def stored_properties(definition: dict[str, Any], state: str) -> dict[str, Any]:
+    """A stored job as properties again, the base a PATCH is merged onto."""
+    return {**definition, "state": state}
+
+
+def parse_job(properties: dict[str, Any]) -> JobInput:
+    """Validate key-canonical job properties (not the timing: see `model.schedule.compile`)."""
+    if properties.get("action") is None:
+        raise BadRequest("properties.action: required")
+    definition: dict[str, Any] = {}
+    if properties.get("startTime") is not None:
+        definition["startTime"] = _instant_text(properties["startTime"])
+    definition["action"] = parse_action(properties["action"], "properties.action")
+    if properties.get("recurrence") is not None:
+        definition["recurrence"] = _recurrence(properties["recurrence"])
+    state = None
+    if properties.get("state") is not None:
+        state = enums.parse(properties["state"], enums.JOB_STATES, "properties.state")
+    size = len(json.dumps(definition, separators=(",", ":"), ensure_ascii=False).encode())
+    if size > MAX_JOB_BYTES:
+        raise BadRequest(
+            f"properties: the job is {size} bytes; a job may be at most {MAX_JOB_BYTES} (16 KB)",
+            code="JobTooLarge",
+        )
+    return JobInput(definition=definition, state=state)
+
+
+def _instant_text(value: Any) -> Any:
+    """Canonical date-time text; values only the recurrence engine reads are kept as given
+    (it validates them, with its own message)."""
+    try:
+        return datetimes.canonical(value, "value")
+    except BadRequest:
+        return value
+
+
+def _recurrence(raw: Any) -> Any:
+    """Canonical casing of the recurrence's enum values and integral numbers as integers;
+    validation is the engine's (`plan`)."""
+    if not isinstance(raw, dict):
+        return raw
+    out = {k: _integral(v) for k, v in raw.items() if v is not None}
+    found = enums.find(out.get("frequency"), RECURRENCE_FREQUENCIES)
+    if found:
+        out["frequency"] = found
+    if out.get("endTime") is not None:
+        out["endTime"] = _instant_text(out["endTime"])
+    schedule = out.get("schedule")
+    if isinstance(schedule, dict):
+        schedule = {k: v for k, v in schedule.items() if v is not None}
+        for key in ("minutes", "hours", "monthDays"):
+            if isinstance(schedule.get(key), list):
+                schedule[key] = [_integral(v) for v in schedule[key]]
+        days = schedule.get("weekDays")
+        if isinstance(days, list):
+            schedule["weekDays"] = [enums.find(d, enums.WEEK_DAYS) or d for d in days]
+        occurrences = schedule.get("monthlyOccurrences")
+        if isinstance(occurrences, list):
+            schedule["monthlyOccurrences"] = [_occurrence(o) for o in occurrences]
+        out["schedule"] = schedule
+    return out
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _occurrence(raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        return raw
+    out = {k: _integral(v) for k, v in raw.items() if v is not None}
+    if "day" in out:
+        out["day"] = enums.find(out["day"], enums.WEEK_DAYS) or out["day"]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def render_job(
+    *,
+    arm_id: str,
+    collection: str,
+    name: str,
+    definition: dict[str, Any],
+    state: str,
+    status: JobStatus,
+    style: WireStyle,
+) -> dict[str, Any]:
+    """The job as the live service returned it (property order included)."""
+    recurrence = definition.get("recurrence")
+    has_zone = bool(recurrence and recurrence.get("timeZone"))
+    properties: dict[str, Any] = {}
+    if "startTime" in definition:
+        properties["startTime"] = datetimes.render(definition["startTime"], has_zone=has_zone)
+    properties["action"] = render_action(definition["action"], style)
+    if recurrence is not None:
+        properties["recurrence"] = _render_recurrence(recurrence, has_zone)
+    properties["state"] = enums.camel(state)
+    if state != "Disabled":
+        properties["status"] = _render_status(status)
+    return {
+        "id": arm_id,
+        "type": JOB_TYPE,
+        "name": f"{collection}/{name}",
+        "properties": properties,
+    }
+
+
+def _render_recurrence(recurrence: dict[str, Any], has_zone: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "frequency" in recurrence:
+        out["frequency"] = enums.camel(recurrence["frequency"])
+    if "count" in recurrence:
+        out["count"] = recurrence["count"]
+    if "endTime" in recurrence:
+        out["endTime"] = datetimes.render(recurrence["endTime"], has_zone=has_zone)
+    if "interval" in recurrence:
+        out["interval"] = recurrence["interval"]
+    schedule = recurrence.get("schedule")
+    if schedule is not None:
+        rendered: dict[str, Any] = {}
+        for key in ("minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences"):
+            if key not in schedule:
+                continue
+            if key == "weekDays":
+                rendered[key] = [_camel(d) for d in schedule[key]]
+            elif key == "monthlyOccurrences":
+                rendered[key] = [_render_occurrence(o) for o in schedule[key]]
+            else:
+                rendered[key] = schedule[key]
+        out["schedule"] = rendered
+    if "timeZone" in recurrence:
+        out["timeZone"] = recurrence["timeZone"]
+    return out
+
+
+def _render_occurrence(occurrence: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"day": _camel(occurrence.get("day"))}
+    if occurrence.get("Occurrence") is not None:
+        # The live service wrote `occurrence`; the spec (and so the Python SDK) reads
+        # `Occurrence`. Both are written so that every client reads the value back.
+        out["occurrence"] = occurrence["Occurrence"]
+        out["Occurrence"] = occurrence["Occurrence"]
+    return out
+
+
+def _camel(value: Any) -> Any:
+    return enums.camel(value) if isinstance(value, str) else value
+
+
+def _render_status(status: JobStatus) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if status.last_execution_at is not None:
+        out["lastExecutionTime"] = datetimes.format_instant(status.last_execution_at)
+    if status.next_execution_at is not None:
+        out["nextExecutionTime"] = datetimes.format_instant(status.next_execution_at)
+    out["executionCount"] = status.execution_count
+    out["failureCount"] = status.failure_count
+    out["faultedCount"] = status.faulted_count
+    return out

@@ -1,0 +1,69 @@
+"""Where an API write leaves a job's schedule: its state and `next_execution_at`.
+
+The rules the engine relies on (docs/api.md, "Scheduling fields"):
+- a write that sets the schedule (PUT, or a PATCH touching startTime / recurrence) plans the
+  series from `created = schedule_set_at = now` and takes its first execution;
+- a job enabled again (PATCH state, collection enable) takes the first execution at or after now;
+  a one-time job that never ran runs at once;
+- Disabled, Completed and Faulted jobs have no next execution; an Enabled job whose series is
+  over (endTime passed, count reached) becomes Completed;
+- an Enabled job in a collection that is not Enabled keeps its state but is not scheduled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from horarium.model.errors import BadRequest
+from horarium.recurrence import Plan, RecurrenceError, plan
+
+
+def compile_plan(definition: dict[str, Any], created: datetime) -> Plan:
+    """The job's series; invalid timing is a 400 carrying the recurrence engine's message."""
+    try:
+        return plan(definition, created=created)
+    except RecurrenceError as e:
+        raise BadRequest(f"properties.{e}") from e
+    except (ValueError, OverflowError, ArithmeticError) as e:
+        raise BadRequest(f"properties.recurrence: the schedule cannot be computed ({e})") from e
+
+
+@dataclass(frozen=True)
+class Timing:
+    state: str
+    next_execution_at: datetime | None
+
+
+def timing(
+    definition: dict[str, Any],
+    *,
+    state: str,
+    schedule_set_at: datetime,
+    now: datetime,
+    executions_done: int,
+    collection_enabled: bool,
+    fresh: bool,
+) -> Timing:
+    """`fresh`: the schedule was just set (take the plan's first execution); otherwise the job
+    resumes (take the first execution at or after `now`)."""
+    if state != "Enabled":
+        return Timing(state, None)
+    series = compile_plan(definition, schedule_set_at)
+    if series.count is not None and executions_done >= series.count:
+        return Timing("Completed", None)
+    try:
+        if fresh:
+            upcoming = series.first
+        else:
+            upcoming = series.at_or_after(now)
+            if upcoming is None and not series.recurring and executions_done == 0:
+                upcoming = now  # a one-time job that never ran: run it now
+    except (ValueError, OverflowError, ArithmeticError) as e:
+        raise BadRequest(f"properties.recurrence: the schedule cannot be computed ({e})") from e
+    if upcoming is None:
+        return Timing("Completed", None)
+    if not collection_enabled:
+        return Timing("Enabled", None)
+    return Timing("Enabled", upcoming)

@@ -1,0 +1,153 @@
+"""The management API's SQL for jobs. Every write bumps `version`, so an engine write that raced
+with it (conditional on the version it read) cannot overwrite the new definition."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from horarium.store.schema import jobs
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    id: int
+    collection_id: int
+    name: str
+    definition: dict[str, Any]
+    state: str
+    schedule_set_at: datetime
+    version: int
+    next_execution_at: datetime | None
+    next_repeat: int
+    execution_count: int
+    failure_count: int
+    faulted_count: int
+    last_execution_at: datetime | None
+
+
+_COLUMNS = (
+    jobs.c.id,
+    jobs.c.collection_id,
+    jobs.c.name,
+    jobs.c.definition,
+    jobs.c.state,
+    jobs.c.schedule_set_at,
+    jobs.c.version,
+    jobs.c.next_execution_at,
+    jobs.c.next_repeat,
+    jobs.c.execution_count,
+    jobs.c.failure_count,
+    jobs.c.faulted_count,
+    jobs.c.last_execution_at,
+)
+
+
+def _record(row: Any) -> JobRecord:
+    return JobRecord(
+        id=row.id,
+        collection_id=row.collection_id,
+        name=row.name,
+        definition=dict(row.definition),
+        state=row.state,
+        schedule_set_at=row.schedule_set_at,
+        version=row.version,
+        next_execution_at=row.next_execution_at,
+        next_repeat=row.next_repeat,
+        execution_count=row.execution_count,
+        failure_count=row.failure_count,
+        faulted_count=row.faulted_count,
+        last_execution_at=row.last_execution_at,
+    )
+
+
+async def get(conn: AsyncConnection, collection_id: int, name: str) -> JobRecord | None:
+    row = (
+        await conn.execute(
+            select(*_COLUMNS).where(
+                jobs.c.collection_id == collection_id, jobs.c.key == name.lower()
+            )
+        )
+    ).first()
+    return _record(row) if row is not None else None
+
+
+async def page(
+    conn: AsyncConnection,
+    collection_id: int,
+    *,
+    state: str | None,
+    limit: int,
+    offset: int,
+) -> list[JobRecord]:
+    """Jobs by name; `limit` rows from `offset` (ask one more to know whether a page follows)."""
+    query = select(*_COLUMNS).where(jobs.c.collection_id == collection_id)
+    if state is not None:
+        query = query.where(jobs.c.state == state)
+    query = query.order_by(jobs.c.key).limit(limit).offset(offset)
+    return [_record(row) for row in await conn.execute(query)]
+
+
+async def all_of(conn: AsyncConnection, collection_id: int) -> list[JobRecord]:
+    query = select(*_COLUMNS).where(jobs.c.collection_id == collection_id).order_by(jobs.c.key)
+    return [_record(row) for row in await conn.execute(query)]
+
+
+async def count(conn: AsyncConnection, collection_id: int) -> int:
+    result = await conn.execute(
+        select(func.count()).select_from(jobs).where(jobs.c.collection_id == collection_id)
+    )
+    return int(result.scalar_one())
+
+
+async def insert_one(
+    conn: AsyncConnection,
+    *,
+    collection_id: int,
+    name: str,
+    definition: dict[str, Any],
+    state: str,
+    next_execution_at: datetime | None,
+    now: datetime,
+) -> int:
+    result = await conn.execute(
+        insert(jobs)
+        .values(
+            collection_id=collection_id,
+            key=name.lower(),
+            name=name,
+            definition=definition,
+            state=state,
+            schedule_set_at=now,
+            created_at=now,
+            updated_at=now,
+            version=1,
+            next_execution_at=next_execution_at,
+            next_repeat=1,
+            ended_at=now if state in ("Completed", "Faulted") else None,
+        )
+        .returning(jobs.c.id)
+    )
+    return int(result.scalar_one())
+
+
+async def update_one(conn: AsyncConnection, job_id: int, now: datetime, **values: Any) -> None:
+    """Set any of `definition`, `state`, `schedule_set_at`, `next_execution_at`, `next_repeat`;
+    `ended_at` follows the state. Bumps `version`."""
+    if "state" in values:
+        ended = values["state"] in ("Completed", "Faulted")
+        values["ended_at"] = now if ended else None
+    await conn.execute(
+        update(jobs)
+        .where(jobs.c.id == job_id)
+        .values(updated_at=now, version=jobs.c.version + 1, **values)
+    )
+
+
+async def delete_one(conn: AsyncConnection, job_id: int) -> None:
+    """Deletes the job; its history and pending executions go by cascade."""
+    await conn.execute(delete(jobs).where(jobs.c.id == job_id))

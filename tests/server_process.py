@@ -1,0 +1,128 @@
+"""A real `horarium serve` process for tests: started on a free port with its own data folder,
+waited for until it answers, stopped (SIGTERM, then SIGKILL) at the end.
+
+    with running_server(tmp_path) as server:            # SQLite in tmp_path, no scheduler
+        httpx.get(server.url("/subscriptions/…"), params={"api-version": "2016-03-01"})
+
+    with running_server(tmp_path, database=pg_url, engine=True, env={...}, args=[...]) as s:
+        ...
+
+`server.restart()` stops the process and starts it again on the same port and data.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from support import free_port
+
+STARTUP_SECONDS = 60.0
+
+
+class ServerProcess:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        database: str | None,
+        engine: bool,
+        env: Mapping[str, str] | None,
+        args: Sequence[str],
+    ) -> None:
+        self.workdir = workdir
+        self.data_dir = workdir / "data"
+        self.database = database
+        self.engine = engine
+        self.extra_env = dict(env or {})
+        self.extra_args = list(args)
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def command(self) -> list[str]:
+        cmd = [
+            sys.executable,
+            "-m",
+            "horarium.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+            "--engine" if self.engine else "--no-engine",
+        ]
+        if self.database:
+            cmd += ["--database", self.database]
+        return cmd + self.extra_args
+
+    def start(self) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env}
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir
+            )
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"horarium serve exited early:\n{self.log()}")
+            try:
+                if httpx.get(self.url("/openapi.json"), timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"horarium serve did not answer in {STARTUP_SECONDS} s:\n{self.log()}")
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@contextmanager
+def running_server(
+    workdir: Path,
+    *,
+    database: str | None = None,
+    engine: bool = False,
+    env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+) -> Iterator[ServerProcess]:
+    """`database`: None for the default SQLite file in `workdir/data`; `engine`: also run the
+    scheduler (off by default so API tests never call out)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    server = ServerProcess(workdir, database=database, engine=engine, env=env, args=args)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
