@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from conftest import make_context
+from action_context import make_context
 
 from horarium.actions.envelope import storage_queue_envelope
 from horarium.actions.execution import bare_name, wire_time

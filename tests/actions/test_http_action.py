@@ -6,8 +6,8 @@ import asyncio
 import base64
 from typing import Any
 
+from action_context import ServeApp, make_context
 from aiohttp import web
-from conftest import ServeApp, make_context
 
 from horarium.actions.base import ExecutionContext
 from horarium.actions.runner import Actions

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from action_context import ServeApp, make_context
 from aiohttp import web
-from conftest import ServeApp, make_context
 from tls_material import Pki, make_pki
 
 from horarium.actions.base import ExecutionContext

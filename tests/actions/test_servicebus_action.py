@@ -16,7 +16,7 @@ from typing import Any
 
 import pika
 import pytest
-from conftest import make_context
+from action_context import make_context
 from proton import Message, symbol, timestamp
 from proton.utils import BlockingConnection
 

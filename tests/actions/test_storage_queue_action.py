@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from action_context import make_context
 from azure.storage.queue import QueueSasPermissions, TextBase64DecodePolicy, generate_queue_sas
 from azure.storage.queue.aio import QueueClient, QueueServiceClient
-from conftest import make_context
 
 from horarium.actions.runner import Actions
 from horarium.config import Settings
