@@ -56,10 +56,35 @@ def read_json(raw: bytes) -> Any:
         raise ValueError(f"{name} is not a JSON value")
 
     try:
-        return json.loads(text, parse_constant=refuse_constant)
+        value = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as e:
         raise BadRequest(
             f"The request body is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})."
         ) from e
     except (ValueError, RecursionError) as e:
         raise BadRequest(f"The request body is not valid JSON: {e}.") from e
+    if _depth(value) > MAX_DEPTH:
+        raise BadRequest(f"The request body is nested more than {MAX_DEPTH} levels deep.")
+    return value
+
+
+MAX_DEPTH = 32
+
+
+def _depth(value: Any) -> int:
+    """How deeply objects and lists nest (without recursion)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
