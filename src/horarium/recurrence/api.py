@@ -95,12 +95,22 @@ class Plan:
     def iter_from(self, instant: datetime) -> Iterator[datetime]:
         """Executions at or after `instant`, in order (endTime honoured, count not)."""
         t = _micros(instant, "instant")
-        while True:
-            found = self._at_or_after(t)
-            if found is None:
+        first = self._first
+        if first is None:
+            return
+        if t <= first:
+            yield to_instant(first)
+            t = first + 1
+        if self._series is None:
+            return
+        end = self.end
+        if end is None:
+            yield from self._series.iterate(t)
+            return
+        for found in self._series.iterate(t):
+            if end is not None and found >= end:
                 return
-            yield to_instant(found)
-            t = found + 1
+            yield found
 
     def describe(self, instant: datetime) -> Occurrence:
         """`instant` on the job's wall clock, with what daylight saving time did to it."""

@@ -7,19 +7,22 @@ Three shapes:
   time turned into an instant with fold=0 (a nonexistent time takes the pre-transition offset,
   a repeated one its first occurrence), equal instants counted once.
 
-All work on integer microseconds (`timeline`). `at_or_after(t)` is the first instant ≥ t.
+All work on integer microseconds (`timeline`). `at_or_after(t)` is the first instant ≥ t;
+`iterate(t)` yields the instants ≥ t in order as datetimes, stepping with datetime arithmetic
+(fast paths) and falling back to `at_or_after` near daylight-saving transitions.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from horarium.recurrence.days import Days
-from horarium.recurrence.timeline import DAY, HOUR, LIMIT, to_instant
+from horarium.recurrence.timeline import DAY, HOUR, LIMIT, SECOND, UNIX_EPOCH, to_instant
 
 _ONE_US = timedelta(microseconds=1)
 # Look this far back for the offset before a recent transition (covers Samoa's 24-hour jump).
@@ -38,6 +41,8 @@ class Wall:
 class Series(Protocol):
     def at_or_after(self, t: int) -> int | None: ...
 
+    def iterate(self, t: int) -> Iterator[datetime]: ...
+
     def walls(self, u: int) -> list[Wall]: ...
 
 
@@ -53,6 +58,19 @@ class Elapsed:
             return self.anchor
         found = self.anchor + -((self.anchor - t) // self.step) * self.step
         return found if found <= LIMIT else None
+
+    def iterate(self, t: int) -> Iterator[datetime]:
+        found = self.at_or_after(t)
+        if found is None:
+            return
+        step = timedelta(microseconds=self.step)
+        stop = to_instant(LIMIT) - step
+        current = to_instant(found)
+        while True:
+            yield current
+            if current > stop:
+                return
+            current += step
 
     def walls(self, u: int) -> list[Wall]:
         return []
@@ -75,6 +93,21 @@ class HourMarks:
             found = self.base + (k + 1) * self.period + self.marks[0]
         return found if found <= LIMIT else None
 
+    def iterate(self, t: int) -> Iterator[datetime]:
+        found = self.at_or_after(t)
+        if found is None:
+            return
+        k, into = divmod(found - self.base, self.period)
+        marks = [timedelta(microseconds=m) for m in self.marks]
+        first = marks[bisect_left(self.marks, into) :]
+        period = timedelta(microseconds=self.period)
+        stop = to_instant(LIMIT - self.period)
+        start = to_instant(self.base + k * self.period)
+        while start <= stop:
+            yield from map(start.__add__, first)
+            first = marks
+            start += period
+
     def walls(self, u: int) -> list[Wall]:
         return []
 
@@ -90,6 +123,7 @@ class WallClock:
         if fixed:
             self.fixed_offset = self.offset_at(0)
         self._zoned_epoch = datetime(1, 1, 1, tzinfo=zone)
+        self._deltas = tuple(timedelta(microseconds=x) for x in times)
 
     # --- wall-clock side ---
 
@@ -118,8 +152,14 @@ class WallClock:
         return first // _ONE_US, second // _ONE_US
 
     def offset_at(self, u: int) -> int:
-        """The UTC offset (µs) in force at instant `u`."""
-        offset = to_instant(u).astimezone(self.zone).utcoffset()
+        """The UTC offset (µs) in force at instant `u`. Transitions fall on whole seconds, so
+        the POSIX second (the quickest way into the zone) is exact."""
+        seconds = (u - UNIX_EPOCH) // SECOND
+        if seconds >= 0:
+            local = datetime.fromtimestamp(seconds, self.zone)
+        else:
+            local = to_instant(u).astimezone(self.zone)
+        offset = local.utcoffset()
         assert offset is not None
         return offset // _ONE_US
 
@@ -146,6 +186,39 @@ class WallClock:
                     return best
             c = self.next_wall(c + 1)
         return best
+
+    def iterate(self, t: int) -> Iterator[datetime]:
+        """Day by day: a run day whose instants lie where the zone's offset is steady (checked
+        26 h before its first instant and at its last) is emitted by arithmetic; near a
+        transition, exact `at_or_after` steps."""
+        times, deltas, days = self.times, self._deltas, self.days
+        fixed = self.fixed_offset
+        while True:
+            u = self.at_or_after(t)
+            if u is None:
+                return
+            offset = fixed if fixed is not None else self.offset_at(u)
+            d, tod = divmod(u + offset, DAY)
+            i = bisect_left(times, tod)
+            progressed = False
+            if i < len(times) and times[i] == tod:
+                while True:
+                    base = d * DAY - offset
+                    if fixed is None and (
+                        self.offset_at(base + times[i] - _LOOKBACK) != offset
+                        or self.offset_at(base + times[-1]) != offset
+                    ):
+                        break
+                    yield from map(to_instant(base).__add__, deltas[i:] if i else deltas)
+                    progressed = True
+                    t = base + times[-1] + 1
+                    found = days.next_day(d + 1)
+                    if found is None or found * DAY + times[-1] > LIMIT:
+                        return
+                    d, i = found, 0
+            if not progressed:  # next to a transition: one exact step
+                yield to_instant(u)
+                t = u + 1
 
     def walls(self, u: int) -> list[Wall]:
         """The schedule's wall-clock times that resolve to instant `u`."""

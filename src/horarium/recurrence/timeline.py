@@ -18,6 +18,8 @@ _ONE_US = timedelta(microseconds=1)
 _UTC_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 _NAIVE_EPOCH = datetime(1, 1, 1)
 
+UNIX_EPOCH = (datetime(1970, 1, 1) - _NAIVE_EPOCH) // _ONE_US
+
 # Beyond this (2 days before year 10000) a series simply ends: no datetime can hold it.
 LIMIT = (datetime(9999, 12, 30) - _NAIVE_EPOCH) // _ONE_US
 
