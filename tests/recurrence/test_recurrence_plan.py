@@ -13,8 +13,10 @@ import pytest
 from horarium.recurrence import RecurrenceError, plan, preview
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def utc(
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0
+) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
 
 
 NOW = utc(2024, 6, 1, 12, 0, 30)

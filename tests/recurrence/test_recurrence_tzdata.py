@@ -29,8 +29,6 @@ def test_offset_changes_are_more_than_52_hours_apart_in_every_zone() -> None:
     too_close = []
     for key in sorted(available_timezones()):
         changes = offset_changes(key)
-        too_close += [
-            (key, a) for a, b in itertools.pairwise(changes) if b - a <= 52 * 3600
-        ]
+        too_close += [(key, a) for a, b in itertools.pairwise(changes) if b - a <= 52 * 3600]
     assert too_close == []
     assert len(offset_changes("Europe/Berlin")) > 100  # the check does see transitions
