@@ -27,13 +27,21 @@ def _entries() -> list[dict[str, Any]]:
             **values,
         }
 
+    ok = "Http Action - Response from host '127.0.0.1': 'OK'"
+    failed = "Http Action - Request to host '127.0.0.1' failed"
     return [
-        at(0, status="Completed", repeat_count=1, message="Http Action - Response from host '127.0.0.1': 'OK'"),
-        at(1, status="Failed", repeat_count=2, message="Http Action - Request to host '127.0.0.1' failed"),
+        at(0, status="Completed", repeat_count=1, message=ok),
+        at(1, status="Failed", repeat_count=2, message=failed),
         at(2, status="Failed", repeat_count=2, retry_count=1, message="failed again"),
-        at(3, status="Completed", repeat_count=2, action_name="ErrorAction", message="error action ran"),
+        at(
+            3,
+            status="Completed",
+            repeat_count=2,
+            action_name="ErrorAction",
+            message="error action ran",
+        ),
         at(4, status="Postponed", repeat_count=3, message="missed"),
-    ]  # fmt: skip
+    ]
 
 
 def _job_with_history(api: Api) -> tuple[str, str]:

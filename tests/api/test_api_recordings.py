@@ -68,16 +68,20 @@ def _dotnet(path: Path) -> tuple[str, datetime, list[Exchange]]:
     order = CALL_ORDER.get(path.stem, range(len(data["Entries"])))
     entries = [data["Entries"][i] for i in order]
     assert len(entries) == len(data["Entries"])
-    return subscription, recorded, [
-        Exchange(
-            method=e["RequestMethod"],
-            path_and_query=e["RequestUri"],
-            request_body=e["RequestBody"] or "",
-            status=e["StatusCode"],
-            response_body=e["ResponseBody"] or "",
-        )
-        for e in entries
-    ]
+    return (
+        subscription,
+        recorded,
+        [
+            Exchange(
+                method=e["RequestMethod"],
+                path_and_query=e["RequestUri"],
+                request_body=e["RequestBody"] or "",
+                status=e["StatusCode"],
+                response_body=e["ResponseBody"] or "",
+            )
+            for e in entries
+        ],
+    )
 
 
 def _python(path: Path) -> tuple[str, datetime, list[Exchange]]:

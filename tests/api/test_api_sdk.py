@@ -1,0 +1,287 @@
+"""The `azure-mgmt-scheduler` 7.0.0 SDK, pointed at Horarium by its base URL, runs a full
+scenario; the scheduler runs in the server so that `run` produces history. The job's target is
+a real HTTP server on 127.0.0.1 started by the test."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from azure.core.credentials import AccessToken
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+from azure.core.pipeline import PipelineRequest
+from azure.core.pipeline.policies import SansIOHTTPPolicy
+from azure.mgmt.scheduler import SchedulerManagementClient
+from azure.mgmt.scheduler import models as m
+from server_process import ServerProcess, running_server
+
+from support import fresh_pg_database
+
+WAIT_SECONDS = 60.0
+
+
+class LocalCredential:
+    """A TokenCredential for a local server: any bearer token is accepted there."""
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        return AccessToken("local-test-token", int(time.time()) + 3600)
+
+
+class BearerOverHttp(SansIOHTTPPolicy[Any, Any]):
+    """Adds the credential's bearer token; azure-core's own policy refuses plain http URLs."""
+
+    def __init__(self, credential: LocalCredential) -> None:
+        self.credential = credential
+
+    def on_request(self, request: PipelineRequest[Any]) -> None:
+        token = self.credential.get_token("https://management.azure.com/.default").token
+        request.http_request.headers["Authorization"] = f"Bearer {token}"
+
+
+class Target:
+    """A real HTTP server on 127.0.0.1 that records what it is sent."""
+
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+        received = self.received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                received.append(
+                    {
+                        "path": self.path,
+                        "authorization": self.headers.get("authorization"),
+                        "body": self.rfile.read(length).decode(),
+                    }
+                )
+                self.send_response(200)
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def engine_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
+    if request.param == "postgres":
+        with fresh_pg_database() as url, running_server(tmp_path, database=url, engine=True) as s:
+            yield s
+    else:
+        with running_server(tmp_path, engine=True) as s:
+            yield s
+
+
+def _wait_for(check: Any, what: str) -> Any:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"{what} did not happen within {WAIT_SECONDS} s")
+
+
+def test_sdk_scenario(engine_server: ServerProcess) -> None:
+    target = Target()
+    credential = LocalCredential()
+    subscription = str(uuid.uuid4())
+    client = SchedulerManagementClient(
+        credential,
+        subscription,
+        base_url=engine_server.base_url,
+        authentication_policy=BearerOverHttp(credential),
+    )
+    group, name = "sdk-rg", "sdkcollection"
+    try:
+        # -- collection: create / get / list / patch / disable / enable -----------------------
+        created = client.job_collections.create_or_update(
+            group,
+            name,
+            m.JobCollectionDefinition(
+                location="westus",
+                properties=m.JobCollectionProperties(
+                    sku=m.Sku(name="Standard"),
+                    state="Enabled",
+                    quota=m.JobCollectionQuota(
+                        max_job_count=10,
+                        max_recurrence=m.JobMaxRecurrence(frequency="Minute", interval=1),
+                    ),
+                ),
+            ),
+        )
+        assert created.name == name and created.location == "West US"
+        assert created.properties.sku.name == m.SkuDefinition.STANDARD
+        # azure-mgmt-scheduler 7.x types enums as plain strings: SDK users see the live
+        # service's casing (camelCase for recurrence and job fields, PascalCase for the others).
+        assert created.properties.quota.max_recurrence.frequency == "minute"
+        assert created.id.endswith(
+            f"/resourceGroups/{group}/providers/Microsoft.Scheduler/jobCollections/{name}"
+        )
+        fetched = client.job_collections.get(group, name)
+        assert fetched.properties.state == m.JobCollectionState.ENABLED
+        assert [c.name for c in client.job_collections.list_by_resource_group(group)] == [name]
+        assert name in [c.name for c in client.job_collections.list_by_subscription()]
+        patched = client.job_collections.patch(
+            group, name, m.JobCollectionDefinition(tags={"env": "test"})
+        )
+        assert patched.tags == {"env": "test"}
+        assert patched.properties.quota.max_job_count == 10
+        client.job_collections.begin_disable(group, name).result()
+        assert (
+            client.job_collections.get(group, name).properties.state
+            == m.JobCollectionState.DISABLED
+        )
+        client.job_collections.begin_enable(group, name).result()
+        assert (
+            client.job_collections.get(group, name).properties.state == m.JobCollectionState.ENABLED
+        )
+
+        # -- an HTTP job with Basic authentication and a monthly schedule ----------------------
+        start = datetime(2020, 1, 1, tzinfo=UTC)
+        job = m.JobDefinition(
+            properties=m.JobProperties(
+                start_time=start,
+                action=m.JobAction(
+                    type="Http",
+                    request=m.HttpRequest(
+                        uri=target.url,
+                        method="POST",
+                        body="hello",
+                        headers={"content-type": "text/plain"},
+                        authentication=m.BasicAuthentication(username="alice", password="s3cret"),
+                    ),
+                    retry_policy=m.RetryPolicy(
+                        retry_type="Fixed", retry_interval=timedelta(seconds=30), retry_count=2
+                    ),
+                ),
+                recurrence=m.JobRecurrence(
+                    frequency="Month",
+                    interval=1,
+                    schedule=m.JobRecurrenceSchedule(
+                        hours=[5],
+                        minutes=[0],
+                        month_days=[1, 15],
+                        monthly_occurrences=[
+                            m.JobRecurrenceScheduleMonthlyOccurrence(day="Friday", occurrence=1)
+                        ],
+                    ),
+                ),
+                state="Enabled",
+            )
+        )
+        made = client.jobs.create_or_update(group, name, "monthly", job)
+        assert made.name == f"{name}/monthly"
+        auth = made.properties.action.request.authentication
+        assert isinstance(auth, m.BasicAuthentication)
+        assert auth.username == "alice" and auth.password is None  # never returned
+        assert made.properties.action.retry_policy.retry_interval == timedelta(seconds=30)
+        schedule = made.properties.recurrence.schedule
+        assert schedule.month_days == [1, 15] and schedule.hours == [5]
+        assert schedule.monthly_occurrences[0].day == "friday"
+        assert schedule.monthly_occurrences[0].occurrence == 1
+        assert made.properties.state == "enabled"
+        upcoming = made.properties.status.next_execution_time
+        assert upcoming > datetime.now(UTC) and (upcoming.hour, upcoming.minute) == (5, 0)
+        assert upcoming.day in (1, 15) or (upcoming.weekday() == 4 and upcoming.day <= 7)
+        got = client.jobs.get(group, name, "monthly")
+        assert got.properties.status.execution_count == 0
+        assert got.properties.status.last_execution_time is None
+        assert got.properties.start_time == start
+
+        # -- list with a state filter and paging ------------------------------------------------
+        for extra, state in (("daily", "Enabled"), ("paused", "Disabled")):
+            body = m.JobDefinition(
+                properties=m.JobProperties(
+                    action=m.JobAction(
+                        type="Http", request=m.HttpRequest(uri=target.url, method="POST")
+                    ),
+                    recurrence=m.JobRecurrence(frequency="Day", interval=1),
+                    start_time=datetime(2030, 1, 1, tzinfo=UTC),
+                    state=state,
+                )
+            )
+            client.jobs.create_or_update(group, name, extra, body)
+        enabled = client.jobs.list(group, name, top=1, filter="state eq Enabled")
+        pages = [[j.name for j in page] for page in enabled.by_page()]
+        assert pages == [[f"{name}/daily"], [f"{name}/monthly"]]
+        everything = [j.name.split("/")[1] for j in client.jobs.list(group, name, top=2)]
+        assert everything == ["daily", "monthly", "paused"]
+        paused = client.jobs.get(group, name, "paused")
+        assert paused.properties.state == "disabled" and paused.properties.status is None
+
+        # -- patch ------------------------------------------------------------------------------
+        changed = client.jobs.patch(
+            group,
+            name,
+            "monthly",
+            m.JobDefinition(
+                properties=m.JobProperties(
+                    action=m.JobAction(request=m.HttpRequest(body="patched"))
+                )
+            ),
+        )
+        assert changed.properties.action.request.body == "patched"
+        assert changed.properties.action.request.authentication.username == "alice"  # merged
+        assert changed.properties.recurrence.frequency == "month"
+
+        # -- run, and the history it leaves --------------------------------------------------------
+        assert client.jobs.run(group, name, "monthly") is None
+        call = _wait_for(lambda: target.received, "the run's HTTP call")[0]
+        assert call["body"] == "patched"
+        assert call["authorization"] == "Basic " + base64.b64encode(b"alice:s3cret").decode()
+        history = _wait_for(
+            lambda: list(client.jobs.list_job_history(group, name, "monthly")), "a history entry"
+        )
+        entry = history[0]
+        assert entry.properties.action_name == m.JobHistoryActionName.MAIN_ACTION
+        assert entry.properties.status is None  # Completed entries carry no status
+        assert "Http Action" in entry.properties.message
+        assert entry.name.startswith(f"{name}/monthly/")
+        completed = list(
+            client.jobs.list_job_history(group, name, "monthly", filter="status eq Completed")
+        )
+        assert [e.name for e in completed] == [entry.name]
+        failed = list(
+            client.jobs.list_job_history(group, name, "monthly", filter="status eq Failed")
+        )
+        assert failed == []
+        status = _wait_for(
+            lambda: client.jobs.get(group, name, "monthly").properties.status.execution_count,
+            "the status counters",
+        )
+        assert status == 1
+
+        # -- delete -----------------------------------------------------------------------------
+        client.jobs.delete(group, name, "monthly")
+        with pytest.raises(ResourceNotFoundError):
+            client.jobs.get(group, name, "monthly")
+        client.job_collections.begin_delete(group, name).result()
+        with pytest.raises(ResourceNotFoundError):
+            client.job_collections.get(group, name)
+        # Errors reach SDK users as ARM errors.
+        with pytest.raises(HttpResponseError) as raised:
+            client.jobs.create_or_update(group, "missing", "x", job)
+        assert raised.value.status_code == 404
+        assert raised.value.error is not None and raised.value.error.code == "ResourceNotFound"
+    finally:
+        client.close()
+        target.close()
