@@ -258,8 +258,9 @@ async def test_stopping_hands_running_executions_back_for_an_immediate_rerun(
         await first.stop()
     finally:
         dispatcher.SHUTDOWN_WAIT = saved
-    [pending] = await store.pending(job)
-    assert pending.lease_owner is None and pending.due_at <= clock.now()
+    row = await store.job(job)
+    assert row.lease_expires_at <= clock.now()  # handed back
+    assert row.next_execution_at == T0  # still the execution in flight
 
     sink.delay = 0
     second = Scheduler(db, settings, actions, clock=clock, owner="second")
@@ -267,3 +268,26 @@ async def test_stopping_hands_running_executions_back_for_an_immediate_rerun(
     tags = {h.headers["x-ms-execution-tag"] for h in sink.on("/i")}
     assert len(tags) == 1
     assert (await store.job(job)).state == "Completed"
+
+
+async def test_an_execution_in_flight_is_replayed_even_when_found_long_after(
+    store: Store, sink: Sink, clock: FakeClock, db: AsyncEngine, actions: Actions
+) -> None:
+    job = await store.add("minutely", {"action": http(sink.to("/f")), "recurrence": EVERY_MINUTE})
+    settings = engine_settings(lease_seconds=300)
+    dead = Scheduler(db, settings, actions, clock=clock, owner="dead")
+    [held] = await dead.maker.make(clock.now(), 10, timedelta(seconds=300))  # then it crashed
+
+    clock.set(T0 + 5 * M + 1 * S)  # the lease ran out; everything since T0 is overdue
+    heir = Scheduler(db, settings, actions, clock=clock, owner="heir")
+    await heir.drain()
+
+    entries = list(reversed(await store.history(job)))
+    # The execution in flight runs (same tag), not Postponed; the ones after it were missed.
+    assert (entries[0].status, entries[0].expected_execution_time) == ("Completed", T0)
+    assert entries[0].execution_tag == held.tag
+    assert [(e.status, e.expected_execution_time) for e in entries[1:]] == [
+        *[("Postponed", T0 + k * M) for k in range(1, 5)],
+        ("Completed", T0 + 5 * M),
+    ]
+    assert (await store.job(job)).next_execution_at == T0 + 6 * M

@@ -53,7 +53,8 @@ async def run_attempt(
         result = ActionResult(False, "The job has no errorAction any more; nothing was run.")
     else:
         try:
-            result = await asyncio.wait_for(actions.run(target, context), timeout=time_limit)
+            async with asyncio.timeout(time_limit):
+                result = await actions.run(target, context)
         except TimeoutError:
             result = ActionResult(False, f"The action did not finish within {time_limit:g} s.")
         except Exception as exc:  # an action must not take the engine down

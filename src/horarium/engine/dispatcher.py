@@ -47,7 +47,7 @@ class Dispatcher:
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = max(settings.max_in_flight, 1)
         self._batch = max(min(settings.batch_size, self._capacity), 1)
-        self._running: dict[int, asyncio.Task[None]] = {}
+        self._running: dict[str, tuple[Claimed, asyncio.Task[None]]] = {}
         self._wake = asyncio.Event()
         self._woken = False
         self._full = False  # the last round stopped for lack of slots: more work may be due
@@ -83,12 +83,12 @@ class Dispatcher:
                 except asyncio.CancelledError:
                     pass
         if self._running:
-            await asyncio.wait(list(self._running.values()), timeout=SHUTDOWN_WAIT)
-        unfinished = list(self._running)
-        for task in list(self._running.values()):
+            await asyncio.wait(self._tasks(), timeout=SHUTDOWN_WAIT)
+        unfinished = [claimed for claimed, _ in self._running.values()]
+        for task in self._tasks():
             task.cancel()
         if self._running:
-            await asyncio.wait(list(self._running.values()))
+            await asyncio.wait(self._tasks())
         await self._recorder.close()
         if unfinished:
             try:
@@ -105,7 +105,7 @@ class Dispatcher:
             started = await self._fill()
             total += started
             if self._running:
-                await asyncio.wait(list(self._running.values()))
+                await asyncio.wait(self._tasks())
             if not started and not self._running:
                 return total
 
@@ -151,7 +151,7 @@ class Dispatcher:
                 break
             want = min(free, self._batch)
             now = self._clock.now()
-            claimed = await self._runs.claim(now, want, self._lease)
+            claimed = await self._runs.claim_runs(now, want, self._lease)
             if len(claimed) < want:
                 claimed += await self._maker.make(now, want - len(claimed), self._lease)
             for execution in claimed:
@@ -162,8 +162,8 @@ class Dispatcher:
         return started
 
     def _start(self, execution: Claimed) -> None:
-        task = asyncio.create_task(self._execute(execution), name=f"horarium-exec-{execution.id}")
-        self._running[execution.id] = task
+        task = asyncio.create_task(self._execute(execution), name=f"horarium-{execution.key}")
+        self._running[execution.key] = (execution, task)
 
     async def _execute(self, execution: Claimed) -> None:
         try:
@@ -180,11 +180,14 @@ class Dispatcher:
         except Exception:
             log.exception("execution %s failed in the engine; it will be retried", execution.id)
         finally:
-            self._running.pop(execution.id, None)
+            self._running.pop(execution.key, None)
             if self._full and not self._stopping:
                 free = self._capacity - len(self._running)
                 if free >= max(self._batch // 2, 1) or not self._running:
                     self._wake.set()
+
+    def _tasks(self) -> list[asyncio.Task[None]]:
+        return [task for _, task in self._running.values()]
 
     async def _renew_leases(self) -> None:
         interval = max(self._settings.lease_seconds / 3, 0.05)
@@ -192,6 +195,7 @@ class Dispatcher:
             await asyncio.sleep(interval)
             if self._running:
                 try:
-                    await self._runs.renew(list(self._running), self._clock.now() + self._lease)
+                    held = [claimed for claimed, _ in self._running.values()]
+                    await self._runs.renew(held, self._clock.now() + self._lease)
                 except Exception:
                     log.exception("lease renewal failed")

@@ -45,14 +45,16 @@ class Maker:
 
     async def make(self, now: datetime, limit: int, lease: timedelta) -> list[Claimed]:
         """Claim up to `limit` due jobs as executions held by this process."""
-        return await self._runs.make_due(now, limit, lease, lambda due: self.decide(due, now))
+        return await self._runs.claim_jobs(now, limit, lease, lambda due: self.decide(due, now))
 
     def decide(self, due: DueJob, now: datetime) -> Made | Broken:
         info = due.info
         try:
             series = self._plans.get(info.id, info.version, due.schedule_set_at, info.definition)
+            # An execution already in flight when its holder died runs, however late it is.
+            grace = timedelta.max if due.in_flight else self._grace
             step = advance(
-                series, due.next_execution_at, due.next_repeat, now, self._grace, POSTPONED_CAP
+                series, due.next_execution_at, due.next_repeat, now, grace, POSTPONED_CAP
             )
         except Exception as exc:  # a stored schedule the recurrence engine refuses
             return Broken(due, f"The job's schedule cannot be computed: {exc}")

@@ -52,10 +52,10 @@ class Recorder:
             log.exception("recording %d attempts failed", len(batch))
             accepted = set()
         for attempt, future in batch:
-            if attempt.execution.id in accepted:
+            if attempt.execution.key in accepted:
                 self._touched.add(attempt.execution.job.id)
             if not future.done():
-                future.set_result(attempt.execution.id in accepted)
+                future.set_result(attempt.execution.key in accepted)
 
     async def close(self) -> None:
         """Write what is pending, then stop."""

@@ -1,15 +1,21 @@
-"""The engine's SQL, in one place: make due executions, claim them under a lease, record attempts.
+"""The engine's SQL, in one place: claim due work under a lease, record attempts.
 
-A job's next execution lives in `jobs.next_execution_at` (indexed). When it is due, the engine
-turns it into a `job_executions` row (with its execution tag) and advances the job, in one
-transaction; attempts, retries and the error action then work off that row until it finishes.
-A row's `due_at` is when it may be claimed: the next attempt's time, or, while a process holds
-it, the lease expiry — so one indexed range (`due_at <= now`) finds both new work and work
-abandoned by a crashed process, and nothing else.
+A job's next execution lives in its row (`jobs.next_execution_at`, indexed). A process claims a
+due job by writing its lease (`lease_owner`, `lease_expires_at`) on that row and runs the first
+attempt; recording the attempt advances the job to its next execution, clears the lease and
+writes history and status, in one transaction. While the lease holds, the row itself is the
+durable record of the execution in flight: if the process dies, the lease runs out and another
+process claims the same execution, with the same execution tag (derived from the job and the
+occurrence, so nothing has to be written before the first attempt).
+
+An execution that continues after its first attempt (a retry, the error action) moves to a
+`job_executions` row, as does a run-now request; there `due_at` is when the row may be claimed:
+the next attempt's time, or, while claimed, the lease expiry — one indexed range
+(`due_at <= now`) finds new work and work abandoned by a dead process alike.
 
 Claims: PostgreSQL locks candidate rows with `FOR UPDATE SKIP LOCKED`; SQLite has one writer,
-and each write transaction starts with `BEGIN IMMEDIATE` (taken under an in-process lock so
-this process's writers queue in asyncio instead of in SQLite's busy handler).
+and each write transaction starts with `BEGIN IMMEDIATE` (taken under an in-process lock so this
+process's writers queue in asyncio rather than in SQLite's busy handler).
 """
 
 from __future__ import annotations
@@ -23,8 +29,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, delete, func, insert, or_, select, update
-from sqlalchemy.engine import Row
+from sqlalchemy import (
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from horarium.store.schema import job_collections, job_executions, job_history, jobs
@@ -35,9 +50,9 @@ LAST = "last"  # the last execution of a recurring series: Completed
 ONCE = "once"  # a one-time job's execution: Completed, or Faulted when it faulted
 RUN_NOW = "run_now"  # POST …/run: outside the series, never changes the state
 
-# Seconds of schedule computing one make_due transaction may do while holding the write lock
-# (catching up a minute job missed for a month takes ~0.1 s).
-DECIDE_BUDGET = 0.25
+# Where a claimed execution lives while it runs.
+JOB_ROW = "job"  # a first attempt, leased on the job row
+RUN_ROW = "run"  # a job_executions row: retries, error action, run-now
 
 MAIN = "main"
 ERROR = "error"
@@ -46,10 +61,23 @@ COMPLETED = "Completed"
 FAILED = "Failed"
 POSTPONED = "Postponed"
 
+# Seconds of schedule computing one claim transaction may do while holding the write lock
+# (catching up a minute job missed for a month takes ~0.1 s).
+DECIDE_BUDGET = 0.25
+
+_TAGS = uuid.UUID("6f1c2a52-8a43-4f59-9d2e-3b8f5d0c7e11")
+
 
 def new_tag() -> str:
-    """An execution tag: 32 hex characters, as the live service's."""
+    """A random execution tag: 32 hex characters, as the live service's."""
     return uuid.uuid4().hex
+
+
+def series_tag(job_id: int, schedule_set_at: datetime, repeat: int, expected: datetime) -> str:
+    """The execution tag of an occurrence of a job's series: the same every time it is
+    computed, so an execution replayed after a crash carries the tag of the first try."""
+    key = f"{job_id}/{schedule_set_at.isoformat()}/{repeat}/{expected.isoformat()}"
+    return uuid.uuid5(_TAGS, key).hex
 
 
 async def request_run(conn: AsyncConnection, job_id: int, at: datetime) -> None:
@@ -95,7 +123,8 @@ class JobInfo:
 class Claimed:
     """An execution this process holds under a lease, ready for its next attempt."""
 
-    id: int
+    source: str  # JOB_ROW / RUN_ROW
+    id: int  # the job's id (JOB_ROW) or the job_executions row's id (RUN_ROW)
     tag: str
     kind: str
     repeat: int
@@ -104,16 +133,24 @@ class Claimed:
     phase: str
     attempt: int
     job: JobInfo
+    # JOB_ROW only: where the job's series goes once this execution is recorded.
+    next_at: datetime | None = None
+    next_repeat: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}{self.id}"
 
 
 @dataclass(frozen=True)
 class DueJob:
-    """A job whose next execution is due, as read for materialising."""
+    """A job whose next execution is due, as read for claiming."""
 
     info: JobInfo
     next_execution_at: datetime
     next_repeat: int
     schedule_set_at: datetime
+    in_flight: bool  # a lease had been taken (and has run out): run it, late or not
 
 
 @dataclass(frozen=True)
@@ -159,6 +196,15 @@ def _chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
         yield items[i : i + size]
 
 
+def _final_state(attempt: Attempt) -> str | None:
+    """The job's state once this attempt is recorded, when it ends the series."""
+    if attempt.follow != "finish" or attempt.execution.kind not in (LAST, ONCE):
+        return None
+    if attempt.execution.kind == ONCE and attempt.faulted:
+        return "Faulted"
+    return "Completed"
+
+
 class Runs:
     """The engine's store operations on one database, for one engine process (`owner`)."""
 
@@ -184,9 +230,7 @@ class Runs:
             async with self.db.begin() as conn:
                 yield conn
 
-    # -- reading jobs -------------------------------------------------------------------------
-
-    _job_columns = (
+    _info_columns = (
         jobs.c.id,
         jobs.c.name,
         jobs.c.definition,
@@ -198,7 +242,7 @@ class Runs:
     )
 
     @staticmethod
-    def _job_info(row: Row[Any] | Any) -> JobInfo:
+    def _job_info(row: Any) -> JobInfo:
         return JobInfo(
             id=row.id,
             name=row.name,
@@ -210,28 +254,33 @@ class Runs:
             collection=row.collection,
         )
 
-    # -- making executions from due jobs -------------------------------------------------------
+    # -- claiming due jobs ----------------------------------------------------------------------
 
-    async def make_due(
+    async def claim_jobs(
         self,
         now: datetime,
         limit: int,
         lease: timedelta,
         decide: Callable[[DueJob], Made | Broken],
     ) -> list[Claimed]:
-        """Turn up to `limit` due jobs into executions claimed by this process, advancing each
-        job to its next execution and writing Postponed history for missed ones — one
-        transaction. `decide` (pure) says what runs and what comes next."""
+        """Claim up to `limit` due jobs for their next execution, leased to this process.
+        `decide` (pure) says which execution runs — the latest one due when executions were
+        missed; those are written as Postponed history here, in the same transaction."""
         async with self.write() as conn:
             query = (
                 select(
-                    *self._job_columns,
+                    *self._info_columns,
                     jobs.c.next_execution_at,
                     jobs.c.next_repeat,
                     jobs.c.schedule_set_at,
+                    jobs.c.lease_owner,
                 )
                 .join(job_collections, job_collections.c.id == jobs.c.collection_id)
-                .where(jobs.c.next_execution_at <= now, jobs.c.state == "Enabled")
+                .where(
+                    jobs.c.next_execution_at <= now,
+                    jobs.c.state == "Enabled",
+                    or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= now),
+                )
                 .order_by(jobs.c.next_execution_at)
                 .limit(limit)
             )
@@ -249,66 +298,50 @@ class Runs:
                     next_execution_at=row.next_execution_at,
                     next_repeat=row.next_repeat,
                     schedule_set_at=row.schedule_set_at,
+                    in_flight=row.lease_owner is not None,
                 )
                 outcome = decide(due)
-                (made if isinstance(outcome, Made) else broken).append(outcome)  # type: ignore[arg-type]
+                if isinstance(outcome, Made):
+                    made.append(outcome)
+                else:
+                    broken.append(outcome)
                 if time.monotonic() > deadline:
                     break  # long catch-ups (missed executions): the rest wait for the next round
-            claimed = await self._insert_made(conn, made, now, lease)
-            await self._fault_broken(conn, broken, now)
-            return claimed
-
-    async def _insert_made(
-        self, conn: AsyncConnection, made: list[Made], now: datetime, lease: timedelta
-    ) -> list[Claimed]:
-        if not made:
-            return []
-        await conn.execute(
-            update(jobs)
-            .where(
-                jobs.c.id == bindparam("b_id"),
-                jobs.c.version == bindparam("b_version"),
-            )
-            .values(next_execution_at=bindparam("b_next"), next_repeat=bindparam("b_rep")),
-            [
-                {
-                    "b_id": m.due.info.id,
-                    "b_version": m.due.info.version,
-                    "b_next": m.next_at,
-                    "b_rep": m.next_repeat,
-                }
-                for m in made
-            ],
-        )
-        until = now + lease
-        rows = [
-            {
-                "job_id": m.due.info.id,
-                "execution_tag": new_tag(),
-                "kind": m.kind,
-                "repeat_count": m.repeat,
-                "expected_at": m.expected,
-                "job_version": m.due.info.version,
-                "phase": MAIN,
-                "attempt": 0,
-                "due_at": until,
-                "lease_owner": self.owner,
-                "created_at": now,
-            }
-            for m in made
-        ]
-        ids = (
-            (
+            for chunk in _chunks([m.due.info.id for m in made]):
                 await conn.execute(
-                    insert(job_executions).returning(
-                        job_executions.c.id, sort_by_parameter_order=True
-                    ),
-                    rows,
+                    update(jobs)
+                    .where(jobs.c.id.in_(chunk))
+                    .values(lease_owner=self.owner, lease_expires_at=now + lease)
                 )
+            await self._postpone(conn, [m for m in made if m.postponed], now)
+            await self._fault_broken(conn, broken, now)
+            return [
+                Claimed(
+                    source=JOB_ROW,
+                    id=m.due.info.id,
+                    tag=series_tag(m.due.info.id, m.due.schedule_set_at, m.repeat, m.expected),
+                    kind=m.kind,
+                    repeat=m.repeat,
+                    expected=m.expected,
+                    job_version=m.due.info.version,
+                    phase=MAIN,
+                    attempt=0,
+                    job=m.due.info,
+                    next_at=m.next_at,
+                    next_repeat=m.next_repeat,
+                )
+                for m in made
+            ]
+
+    async def _postpone(self, conn: AsyncConnection, made: list[Made], now: datetime) -> None:
+        """Missed executions: history says Postponed, and the job row now points at the one
+        that runs (so that a replay after a crash runs that one, not the missed ones again)."""
+        for m in made:
+            await conn.execute(
+                update(jobs)
+                .where(jobs.c.id == m.due.info.id)
+                .values(next_execution_at=m.expected, next_repeat=m.repeat)
             )
-            .scalars()
-            .all()
-        )
         history = [
             {
                 "job_id": m.due.info.id,
@@ -327,51 +360,42 @@ class Runs:
         ]
         for chunk in _chunks(history):
             await conn.execute(insert(job_history), list(chunk))
-        return [
-            Claimed(
-                id=id_,
-                tag=str(r["execution_tag"]),
-                kind=m.kind,
-                repeat=m.repeat,
-                expected=m.expected,
-                job_version=m.due.info.version,
-                phase=MAIN,
-                attempt=0,
-                job=m.due.info,
-            )
-            for id_, r, m in zip(ids, rows, made, strict=True)
-        ]
 
     async def _fault_broken(
         self, conn: AsyncConnection, broken: list[Broken], now: datetime
     ) -> None:
         for b in broken:
             info = b.due.info
-            done = await conn.execute(
+            await conn.execute(
                 update(jobs)
-                .where(jobs.c.id == info.id, jobs.c.version == info.version)
-                .values(state="Faulted", ended_at=now, next_execution_at=None)
-            )
-            if done.rowcount:
-                await conn.execute(
-                    insert(job_history).values(
-                        job_id=info.id,
-                        action_name="MainAction",
-                        status=FAILED,
-                        retry_count=0,
-                        repeat_count=b.due.next_repeat,
-                        expected_execution_time=b.due.next_execution_at,
-                        start_time=now,
-                        end_time=now,
-                        message=b.message,
-                    )
+                .where(jobs.c.id == info.id)
+                .values(
+                    state="Faulted",
+                    ended_at=now,
+                    next_execution_at=None,
+                    lease_owner=None,
+                    lease_expires_at=None,
                 )
+            )
+            await conn.execute(
+                insert(job_history).values(
+                    job_id=info.id,
+                    action_name="MainAction",
+                    status=FAILED,
+                    retry_count=0,
+                    repeat_count=b.due.next_repeat,
+                    expected_execution_time=b.due.next_execution_at,
+                    start_time=now,
+                    end_time=now,
+                    message=b.message,
+                )
+            )
 
-    # -- claiming pending executions -----------------------------------------------------------
+    # -- claiming continuing executions and run-now requests -------------------------------------
 
-    async def claim(self, now: datetime, limit: int, lease: timedelta) -> list[Claimed]:
-        """Claim up to `limit` executions whose attempt is due (retries, error actions, run-now
-        requests, and executions whose holder's lease ran out)."""
+    async def claim_runs(self, now: datetime, limit: int, lease: timedelta) -> list[Claimed]:
+        """Claim up to `limit` job_executions rows whose attempt is due (retries, error actions,
+        run-now requests, and rows whose holder's lease ran out)."""
         async with self.write() as conn:
             candidates = (
                 select(job_executions.c.id)
@@ -401,11 +425,10 @@ class Runs:
             ).all()
             if not taken:
                 return []
-            job_ids = sorted({t.job_id for t in taken})
             infos: dict[int, JobInfo] = {}
-            for chunk in _chunks(job_ids):
+            for chunk in _chunks(sorted({t.job_id for t in taken})):
                 for row in await conn.execute(
-                    select(*self._job_columns)
+                    select(*self._info_columns)
                     .join(job_collections, job_collections.c.id == jobs.c.collection_id)
                     .where(jobs.c.id.in_(chunk))
                 ):
@@ -421,6 +444,7 @@ class Runs:
                     continue
                 claimed.append(
                     Claimed(
+                        source=RUN_ROW,
                         id=t.id,
                         tag=t.execution_tag,
                         kind=t.kind,
@@ -436,10 +460,20 @@ class Runs:
                 await conn.execute(delete(job_executions).where(job_executions.c.id.in_(chunk)))
             return claimed
 
-    async def renew(self, ids: Sequence[int], until: datetime) -> None:
-        """Extend this process's lease on executions still running."""
+    # -- leases ---------------------------------------------------------------------------------
+
+    async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
+        """Extend this process's leases on executions still running."""
+        job_ids = [c.id for c in held if c.source == JOB_ROW]
+        run_ids = [c.id for c in held if c.source == RUN_ROW]
         async with self.write() as conn:
-            for chunk in _chunks(list(ids)):
+            for chunk in _chunks(job_ids):
+                await conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id.in_(chunk), jobs.c.lease_owner == self.owner)
+                    .values(lease_expires_at=until)
+                )
+            for chunk in _chunks(run_ids):
                 await conn.execute(
                     update(job_executions)
                     .where(
@@ -449,27 +483,19 @@ class Runs:
                     .values(due_at=until)
                 )
 
-    async def release(self, ids: Sequence[int], now: datetime) -> None:
-        """Give back executions this process holds but will not run (shutting down)."""
-        async with self.write() as conn:
-            for chunk in _chunks(list(ids)):
-                await conn.execute(
-                    update(job_executions)
-                    .where(
-                        job_executions.c.id.in_(chunk),
-                        job_executions.c.lease_owner == self.owner,
-                    )
-                    .values(due_at=now, lease_owner=None)
-                )
+    async def release(self, held: Sequence[Claimed], now: datetime) -> None:
+        """Give back executions this process holds but will not finish (shutting down): their
+        leases end now, so the next process runs them at once, as executions in flight."""
+        await self.renew(held, now)
 
     async def next_due(self) -> datetime | None:
-        """The earliest instant anything may become due (a job's next execution, a retry, a
-        lease expiry): how long the dispatcher may sleep. Two index lookups."""
+        """The earliest instant new work falls due (a job's next execution that nobody holds,
+        a retry, a run-now request, a lease expiry): how long the dispatcher may sleep."""
         async with self.db.connect() as conn:
             job_at = (
                 await conn.execute(
                     select(func.min(jobs.c.next_execution_at)).where(
-                        jobs.c.next_execution_at.is_not(None)
+                        jobs.c.next_execution_at.is_not(None), jobs.c.lease_owner.is_(None)
                     )
                 )
             ).scalar()
@@ -477,30 +503,16 @@ class Runs:
         times = [t for t in (job_at, run_at) if t is not None]
         return min(times) if times else None
 
-    # -- recording attempts --------------------------------------------------------------------
+    # -- recording attempts ---------------------------------------------------------------------
 
-    async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[int]:
-        """Write attempts, in one transaction: a history entry each, the job's counters, the
-        execution's next step (retry, error action, or gone), and the job's final state when a
-        series ends. Only executions this process still holds are written; returns their ids."""
+    async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:
+        """Write attempts in one transaction: a history entry each, the jobs' status counters,
+        the executions' next steps, the series' advance and final states. Only executions this
+        process still holds are written; returns their keys."""
         if not attempts:
             return set()
         async with self.write() as conn:
-            held: dict[int, tuple[str, int]] = {}
-            ids = sorted({a.execution.id for a in attempts})
-            for chunk in _chunks(ids):
-                query = select(
-                    job_executions.c.id, job_executions.c.phase, job_executions.c.attempt
-                ).where(job_executions.c.id.in_(chunk), job_executions.c.lease_owner == self.owner)
-                if not self.sqlite:
-                    query = query.with_for_update()
-                for row in await conn.execute(query):
-                    held[row.id] = (row.phase, row.attempt)
-            accepted = [
-                a
-                for a in attempts
-                if held.get(a.execution.id) == (a.execution.phase, a.execution.attempt)
-            ]
+            accepted = await self._held(conn, attempts)
             if not accepted:
                 return set()
             await conn.execute(
@@ -521,17 +533,81 @@ class Runs:
                     for a in accepted
                 ],
             )
-            await self._advance_executions(conn, accepted, now)
-            await self._count(conn, accepted)
-            await self._end_series(conn, accepted, now)
-            return {a.execution.id for a in accepted}
+            first = [a for a in accepted if a.execution.source == JOB_ROW]
+            later = [a for a in accepted if a.execution.source == RUN_ROW]
+            await self._continue_first(conn, first, now)
+            await self._advance_runs(conn, later, now)
+            if first:
+                await conn.execute(
+                    _RECORD_FIRST, [_status_params(job, [a], now) for job, a in _by_job1(first)]
+                )
+            if later:
+                await conn.execute(
+                    _RECORD_LATER,
+                    [_status_params(job, group, now) for job, group in _by_job(later)],
+                )
+            return {a.execution.key for a in accepted}
 
-    async def _advance_executions(
-        self, conn: AsyncConnection, accepted: list[Attempt], now: datetime
+    async def _held(self, conn: AsyncConnection, attempts: Sequence[Attempt]) -> list[Attempt]:
+        """The attempts whose execution this process still holds (its lease may have been taken
+        over, or the job deleted)."""
+        job_ids = sorted({a.execution.id for a in attempts if a.execution.source == JOB_ROW})
+        run_ids = sorted({a.execution.id for a in attempts if a.execution.source == RUN_ROW})
+        holding_jobs: set[int] = set()
+        holding_runs: dict[int, tuple[str, int]] = {}
+        for chunk in _chunks(job_ids):
+            query = select(jobs.c.id).where(jobs.c.id.in_(chunk), jobs.c.lease_owner == self.owner)
+            if not self.sqlite:
+                query = query.with_for_update()
+            holding_jobs.update((await conn.execute(query)).scalars())
+        for chunk in _chunks(run_ids):
+            query = select(
+                job_executions.c.id, job_executions.c.phase, job_executions.c.attempt
+            ).where(job_executions.c.id.in_(chunk), job_executions.c.lease_owner == self.owner)
+            if not self.sqlite:
+                query = query.with_for_update()
+            for row in await conn.execute(query):
+                holding_runs[row.id] = (row.phase, row.attempt)
+        return [
+            a
+            for a in attempts
+            if (a.execution.source == JOB_ROW and a.execution.id in holding_jobs)
+            or (
+                a.execution.source == RUN_ROW
+                and holding_runs.get(a.execution.id) == (a.execution.phase, a.execution.attempt)
+            )
+        ]
+
+    async def _continue_first(
+        self, conn: AsyncConnection, first: list[Attempt], now: datetime
     ) -> None:
-        retry = [a for a in accepted if a.follow == "retry"]
-        error = [a for a in accepted if a.follow == "error"]
-        finished = [a.execution.id for a in accepted if a.follow == "finish"]
+        """A first attempt that failed with more to come moves its execution to a row."""
+        rows = [
+            {
+                "job_id": a.execution.job.id,
+                "execution_tag": a.execution.tag,
+                "kind": a.execution.kind,
+                "repeat_count": a.execution.repeat,
+                "expected_at": a.execution.expected,
+                "job_version": a.execution.job_version,
+                "phase": ERROR if a.follow == "error" else MAIN,
+                "attempt": a.next_attempt if a.follow == "retry" else 0,
+                "due_at": a.retry_at if a.follow == "retry" else now,
+                "lease_owner": None,
+                "created_at": now,
+            }
+            for a in first
+            if a.follow != "finish"
+        ]
+        if rows:
+            await conn.execute(insert(job_executions), rows)
+
+    async def _advance_runs(
+        self, conn: AsyncConnection, later: list[Attempt], now: datetime
+    ) -> None:
+        retry = [a for a in later if a.follow == "retry"]
+        error = [a for a in later if a.follow == "error"]
+        finished = [a.execution.id for a in later if a.follow == "finish"]
         if retry:
             await conn.execute(
                 update(job_executions)
@@ -546,67 +622,93 @@ class Runs:
                     for a in retry
                 ],
             )
-        if error:
+        for chunk in _chunks([a.execution.id for a in error]):
             await conn.execute(
                 update(job_executions)
-                .where(job_executions.c.id.in_([a.execution.id for a in error]))
+                .where(job_executions.c.id.in_(chunk))
                 .values(phase=ERROR, attempt=0, due_at=now, lease_owner=None)
             )
         for chunk in _chunks(finished):
             await conn.execute(delete(job_executions).where(job_executions.c.id.in_(chunk)))
 
-    async def _count(self, conn: AsyncConnection, accepted: list[Attempt]) -> None:
-        """Status counters: every attempt is an execution, every failed one a failure; an
-        execution that ends faulted adds one to faultedCount."""
-        per_job: dict[int, list[Any]] = {}
-        for a in accepted:
-            c = per_job.setdefault(a.execution.job.id, [0, 0, 0, a.started])
-            c[0] += 1
-            c[1] += 0 if a.succeeded else 1
-            c[2] += 1 if a.follow == "finish" and a.faulted else 0
-            c[3] = max(c[3], a.started)
-        last = jobs.c.last_execution_at
-        await conn.execute(
-            update(jobs)
-            .where(jobs.c.id == bindparam("b_id"))
-            .values(
-                execution_count=jobs.c.execution_count + bindparam("b_n"),
-                failure_count=jobs.c.failure_count + bindparam("b_f"),
-                faulted_count=jobs.c.faulted_count + bindparam("b_ft"),
-                last_execution_at=case(
-                    (
-                        or_(
-                            last.is_(None),
-                            last < bindparam("b_t", type_=jobs.c.last_execution_at.type),
-                        ),
-                        bindparam("b_t", type_=jobs.c.last_execution_at.type),
-                    ),
-                    else_=last,
-                ),
-            ),
-            [
-                {"b_id": job_id, "b_n": c[0], "b_f": c[1], "b_ft": c[2], "b_t": c[3]}
-                for job_id, c in sorted(per_job.items())
-            ],
-        )
 
-    async def _end_series(
-        self, conn: AsyncConnection, accepted: list[Attempt], now: datetime
-    ) -> None:
-        """The last execution of a series finished: the job is Completed (a one-time job whose
-        execution faulted: Faulted) — unless the job was redefined or disabled meanwhile."""
-        ending = [a for a in accepted if a.follow == "finish" and a.execution.kind in (LAST, ONCE)]
-        for a in ending:
-            state = "Faulted" if a.execution.kind == ONCE and a.faulted else "Completed"
-            await conn.execute(
-                update(jobs)
-                .where(
-                    and_(
-                        jobs.c.id == a.execution.job.id,
-                        jobs.c.version == a.execution.job_version,
-                        jobs.c.state == "Enabled",
-                        jobs.c.next_execution_at.is_(None),
-                    )
-                )
-                .values(state=state, ended_at=now)
-            )
+def _by_job1(attempts: list[Attempt]) -> list[tuple[int, Attempt]]:
+    """First attempts by job (one execution in flight per job row), in id order."""
+    return sorted(((a.execution.job.id, a) for a in attempts), key=lambda p: p[0])
+
+
+def _by_job(attempts: list[Attempt]) -> list[tuple[int, list[Attempt]]]:
+    groups: dict[int, list[Attempt]] = {}
+    for a in attempts:
+        groups.setdefault(a.execution.job.id, []).append(a)
+    return sorted(groups.items())
+
+
+def _status_params(job_id: int, group: list[Attempt], now: datetime) -> dict[str, Any]:
+    """Status counters: every attempt is an execution, every failed one a failure; an
+    execution that ends faulted adds one to faultedCount."""
+    final = [(_final_state(a), a.execution.job_version) for a in group if _final_state(a)]
+    head = group[0].execution
+    return {
+        "b_id": job_id,
+        "b_n": len(group),
+        "b_f": sum(0 if a.succeeded else 1 for a in group),
+        "b_ft": sum(1 for a in group if a.follow == "finish" and a.faulted),
+        "b_t": max(a.started for a in group),
+        "b_end": final[-1][0] if final else None,
+        "b_v": final[-1][1] if final else head.job_version,
+        "b_next": head.next_at,
+        "b_rep": head.next_repeat,
+        "b_now": now,
+    }
+
+
+def _status_statements() -> tuple[Any, Any]:
+    """The two job updates of `record`, built once.
+
+    After a first attempt (the job row held the lease): the series advances — unless the API
+    redefined the job meanwhile (its version moved on) — and the lease is cleared. After a later
+    attempt: only counters, and the final state when the series has nothing more to run."""
+    last = jobs.c.last_execution_at
+    started = bindparam("b_t", type_=last.type)
+    ending = bindparam("b_end", type_=jobs.c.state.type)
+    same_version = jobs.c.version == bindparam("b_v", type_=jobs.c.version.type)
+    counters = {
+        "execution_count": jobs.c.execution_count + bindparam("b_n"),
+        "failure_count": jobs.c.failure_count + bindparam("b_f"),
+        "faulted_count": jobs.c.faulted_count + bindparam("b_ft"),
+        "last_execution_at": case((or_(last.is_(None), last < started), started), else_=last),
+    }
+    now = bindparam("b_now", type_=jobs.c.ended_at.type)
+
+    ends_first = and_(ending.is_not(None), same_version, jobs.c.state == "Enabled")
+    first = (
+        update(jobs)
+        .where(jobs.c.id == bindparam("b_id"))
+        .values(
+            **counters,
+            next_execution_at=case(
+                (same_version, bindparam("b_next", type_=jobs.c.next_execution_at.type)),
+                else_=jobs.c.next_execution_at,
+            ),
+            next_repeat=case((same_version, bindparam("b_rep")), else_=jobs.c.next_repeat),
+            lease_owner=None,
+            lease_expires_at=None,
+            state=case((ends_first, ending), else_=jobs.c.state),
+            ended_at=case((ends_first, now), else_=jobs.c.ended_at),
+        )
+    )
+    ends_later = and_(ends_first, jobs.c.next_execution_at.is_(None))
+    later = (
+        update(jobs)
+        .where(jobs.c.id == bindparam("b_id"))
+        .values(
+            **counters,
+            state=case((ends_later, ending), else_=jobs.c.state),
+            ended_at=case((ends_later, now), else_=jobs.c.ended_at),
+        )
+    )
+    return first, later
+
+
+_RECORD_FIRST, _RECORD_LATER = _status_statements()

@@ -1,0 +1,383 @@
+"""Dispatch benchmark: N jobs due at once, run against an HTTP sink in another process.
+
+    .venv/bin/python bench/dispatch.py [--jobs 5000] [--paced-rate 1000]
+
+Compares, on the same machine, sink and HTTP client:
+  ceiling     the HTTP action client sending the same N requests, no scheduler
+  horarium    the engine on SQLite: N one-time jobs due at the same instant; history and status
+              written (checked after the run)
+  apscheduler APScheduler 3 AsyncIOScheduler, SQLAlchemy job store on SQLite, N DateTrigger jobs
+              due at the same instant, each sending the same request with the same client
+and the same two schedulers on a paced workload (N jobs due `--paced-rate` per second).
+
+Start lag = actual start of the request - expected time. Executions/s = N / (end of the last
+execution - due instant). Not a test: prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+SINK_SCRIPT = """
+import sys
+from aiohttp import web
+async def ok(request):
+    await request.read()
+    return web.Response(text="ok")
+app = web.Application()
+app.router.add_route("*", "/{tail:.*}", ok)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
+"""
+
+
+@dataclass
+class Result:
+    name: str
+    executions: int
+    seconds: float
+    lags: list[float]
+    cpu: float = float("nan")  # this process's CPU seconds (all threads) during the run
+
+    @property
+    def rate(self) -> float:
+        return self.executions / self.seconds if self.seconds > 0 else float("nan")
+
+    def lag(self, q: float) -> float:
+        if not self.lags:
+            return float("nan")
+        ordered = sorted(self.lags)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_sink() -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", SINK_SCRIPT, str(port)])
+    import socket
+
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def http_action(url: str) -> dict[str, Any]:
+    return {
+        "type": "Http",
+        "request": {"uri": url, "method": "POST", "body": "tick"},
+        "retryPolicy": {"retryType": "None"},
+    }
+
+
+def settings(data_dir: Path, **changes: Any) -> Any:
+    from horarium.config import Settings
+
+    return Settings(data_dir=data_dir, **changes)
+
+
+# -- ceiling: the action client alone ------------------------------------------------------------
+
+
+async def run_ceiling(url: str, n: int, concurrency: int) -> Result:
+    from horarium.actions.base import ExecutionContext
+    from horarium.actions.runner import Actions
+
+    action = http_action(f"{url}/ceiling")
+    gate = asyncio.Semaphore(concurrency)
+    failures = 0
+
+    async with Actions(settings(Path("."), max_in_flight=concurrency)) as actions:
+
+        async def one(i: int) -> None:
+            nonlocal failures
+            async with gate:
+                ctx = ExecutionContext(
+                    job_id=f"/subscriptions/s/resourceGroups/r/providers/Microsoft.Scheduler/jobCollections/c/jobs/j{i}",
+                    collection_id="/subscriptions/s/resourceGroups/r/providers/Microsoft.Scheduler/jobCollections/c",
+                    execution_tag=uuid.uuid4().hex,
+                    client_request_id=str(uuid.uuid4()),
+                    expected_time=datetime.now(UTC),
+                    region="bench",
+                )
+                result = await actions.run(action, ctx)
+                failures += 0 if result.succeeded else 1
+
+        await one(-1)  # warm the connection pool
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
+    if failures:
+        print(f"ceiling: {failures} requests failed", file=sys.stderr)
+    return Result("ceiling: the HTTP action client alone", n, elapsed, [], cpu)
+
+
+# -- horarium ------------------------------------------------------------------------------------
+
+
+async def _insert_jobs(db: Any, url: str, due: Sequence[datetime], now: datetime) -> None:
+    from sqlalchemy import insert
+
+    from horarium.store.schema import job_collections, jobs
+
+    async with db.begin() as conn:
+        collection = (
+            await conn.execute(
+                insert(job_collections)
+                .values(
+                    key="bench/rg/c",
+                    subscription_id="bench",
+                    resource_group="rg",
+                    name="c",
+                    location="West US",
+                    state="Enabled",
+                    sku="P20Premium",
+                    document={},
+                    created_at=now,
+                    updated_at=now,
+                )
+                .returning(job_collections.c.id)
+            )
+        ).scalar_one()
+        rows = [
+            {
+                "collection_id": collection,
+                "key": f"job{i}",
+                "name": f"job{i}",
+                "definition": {
+                    "startTime": at.isoformat(),
+                    "action": http_action(f"{url}/job{i}"),
+                },
+                "state": "Enabled",
+                "schedule_set_at": now,
+                "created_at": now,
+                "updated_at": now,
+                "next_execution_at": at,
+            }
+            for i, at in enumerate(due)
+        ]
+        for i in range(0, len(rows), 1000):
+            await conn.execute(insert(jobs), rows[i : i + 1000])
+
+
+async def run_horarium(url: str, due: Sequence[datetime], now: datetime, **tuning: Any) -> Result:
+    from sqlalchemy import func, select
+
+    from horarium.actions.runner import Actions
+    from horarium.engine.scheduler import Scheduler
+    from horarium.store.db import create_engine, migrate
+    from horarium.store.schema import job_history, jobs
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = settings(Path(tmp), **tuning)
+        db = create_engine(cfg.database_url)
+        await migrate(db)
+        await _insert_jobs(db, url, due, now)
+        async with Actions(cfg) as actions:
+            scheduler = Scheduler(db, cfg, actions)
+            c0 = time.process_time()
+            scheduler.start()
+            n = len(due)
+            while True:
+                await asyncio.sleep(0.2)
+                async with db.connect() as conn:
+                    done = (
+                        await conn.execute(select(func.count()).select_from(job_history))
+                    ).scalar_one()
+                if done >= n:
+                    break
+            await scheduler.stop()
+            cpu = time.process_time() - c0
+        async with db.connect() as conn:
+            history = (
+                await conn.execute(
+                    select(
+                        job_history.c.start_time,
+                        job_history.c.end_time,
+                        job_history.c.expected_execution_time,
+                        job_history.c.status,
+                    )
+                )
+            ).all()
+            completed = (
+                await conn.execute(
+                    select(func.count()).where(
+                        jobs.c.state == "Completed", jobs.c.execution_count == 1
+                    )
+                )
+            ).scalar_one()
+        await db.dispose()
+    failed = sum(1 for h in history if h.status != "Completed")
+    if failed or completed != len(due):
+        print(f"horarium: {failed} failed, {completed}/{len(due)} jobs Completed", file=sys.stderr)
+    first_due = min(due)
+    last_end = max(h.end_time for h in history)
+    lags = [(h.start_time - h.expected_execution_time).total_seconds() for h in history]
+    label = "horarium (SQLite, history+status)"
+    if tuning:
+        label += " " + ",".join(f"{k}={v}" for k, v in tuning.items())
+    return Result(label, len(history), (last_end - first_due).total_seconds(), lags, cpu)
+
+
+# -- APScheduler 3 -------------------------------------------------------------------------------
+
+_ap_state: dict[str, Any] = {}
+
+
+async def _ap_job(i: int, expected: float) -> None:
+    """What each APScheduler job runs: the same request with the same client."""
+    from horarium.actions.base import ExecutionContext
+
+    start = time.time()
+    ctx = ExecutionContext(
+        job_id=f"/jobs/j{i}",
+        collection_id="/c",
+        execution_tag=uuid.uuid4().hex,
+        client_request_id=str(uuid.uuid4()),
+        expected_time=datetime.fromtimestamp(expected, UTC),
+        region="bench",
+    )
+    result = await _ap_state["actions"].run(http_action(f"{_ap_state['url']}/ap{i}"), ctx)
+    _ap_state["lags"].append(start - expected)
+    _ap_state["ends"].append(time.time())
+    _ap_state["failures"] += 0 if result.succeeded else 1
+    if len(_ap_state["ends"]) >= _ap_state["n"]:
+        _ap_state["done"].set()
+
+
+async def run_apscheduler(url: str, due: Sequence[datetime], concurrency: int) -> Result:
+    from apscheduler.executors.asyncio import AsyncIOExecutor
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+    from horarium.actions.runner import Actions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SQLAlchemyJobStore(url=f"sqlite:///{tmp}/ap.sqlite3")
+        scheduler = AsyncIOScheduler(
+            jobstores={"default": store},
+            executors={"default": AsyncIOExecutor()},
+            job_defaults={"misfire_grace_time": None, "coalesce": False, "max_instances": 1},
+            timezone="UTC",
+        )
+        async with Actions(settings(Path(tmp), max_in_flight=concurrency)) as actions:
+            _ap_state.update(
+                actions=actions,
+                url=url,
+                lags=[],
+                ends=[],
+                failures=0,
+                n=len(due),
+                done=asyncio.Event(),
+            )
+            # Add the jobs paused (scheduler not started), then start: as jobs already stored.
+            for i, at in enumerate(due):
+                scheduler.add_job(
+                    _ap_job,
+                    "date",
+                    run_date=at,
+                    args=[i, at.timestamp()],
+                    id=f"j{i}",
+                )
+            c0 = time.process_time()
+            scheduler.start()
+            await _ap_state["done"].wait()
+            cpu = time.process_time() - c0
+            scheduler.shutdown(wait=False)
+    if _ap_state["failures"]:
+        print(f"apscheduler: {_ap_state['failures']} requests failed", file=sys.stderr)
+    seconds = max(_ap_state["ends"]) - min(d.timestamp() for d in due)
+    label = "apscheduler 3 (SQLAlchemy/SQLite store)"
+    return Result(label, len(due), seconds, _ap_state["lags"], cpu)
+
+
+# -- main ----------------------------------------------------------------------------------------
+
+
+def table(title: str, results: list[Result], ceiling: float | None) -> str:
+    lines = [
+        f"{title}",
+        "| system | executions | seconds | executions/s | lag p50 s | lag p99 s | lag max s "
+        "| of ceiling | CPU µs / execution |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        share = f"{r.rate / ceiling:.0%}" if ceiling and r.lags else "–"
+        if not r.lags:
+            lags = "– | – | –"
+        else:
+            lags = f"{r.lag(0.5):.3f} | {r.lag(0.99):.3f} | {max(r.lags):.3f}"
+        lines.append(
+            f"| {r.name} | {r.executions} | {r.seconds:.2f} | {r.rate:,.0f} | {lags} | {share} "
+            f"| {r.cpu / r.executions * 1e6:,.0f} |"
+        )
+    return "\n".join(lines)
+
+
+async def main(args: argparse.Namespace) -> None:
+    sink, url = start_sink()
+    try:
+        n = args.jobs
+        concurrency = args.max_in_flight
+        ceiling = await run_ceiling(url, n, concurrency)
+
+        burst: list[Result] = [ceiling]
+        lead = timedelta(seconds=3)  # schedulers are up and idle when the jobs fall due
+        now = datetime.now(UTC)
+        at = now + lead
+        burst.append(await run_horarium(url, [at] * n, now, max_in_flight=concurrency))
+        if not args.skip_apscheduler:
+            now = datetime.now(UTC)
+            burst.append(await run_apscheduler(url, [now + lead] * n, concurrency))
+        print(table(f"Burst: {n} jobs due at the same instant", burst, ceiling.rate))
+        print()
+
+        paced: list[Result] = []
+        m = args.paced_jobs
+        step = 1.0 / args.paced_rate
+        now = datetime.now(UTC)
+        due = [now + lead + timedelta(seconds=i * step) for i in range(m)]
+        paced.append(await run_horarium(url, due, now, max_in_flight=concurrency))
+        if not args.skip_apscheduler:
+            now = datetime.now(UTC)
+            due = [now + lead + timedelta(seconds=i * step) for i in range(m)]
+            paced.append(await run_apscheduler(url, due, concurrency))
+        print(table(f"Paced: {m} jobs due at {args.paced_rate:g} per second", paced, None))
+    finally:
+        sink.terminate()
+        sink.wait()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=5000)
+    parser.add_argument("--paced-jobs", type=int, default=5000)
+    parser.add_argument("--paced-rate", type=float, default=1000.0)
+    parser.add_argument("--max-in-flight", type=int, default=500)
+    parser.add_argument("--skip-apscheduler", action="store_true")
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    asyncio.run(main(parser.parse_args()))
