@@ -160,6 +160,8 @@ def test_naive_instants_are_refused() -> None:
     compiled = plan({"recurrence": {"frequency": "Day"}}, created=NOW)
     with pytest.raises(RecurrenceError, match="instant: must be an aware datetime"):
         compiled.at_or_after(datetime(2024, 1, 1))
+    with pytest.raises(RecurrenceError, match="instant: must be an aware datetime"):
+        compiled.iter_from(datetime(2024, 1, 1))  # refused at the call, not at the first next()
     with pytest.raises(RecurrenceError, match="created: must be an aware datetime"):
         plan({}, created=datetime(2024, 1, 1))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -20,7 +20,7 @@ from horarium.recurrence.days import (
 )
 from horarium.recurrence.errors import RecurrenceError
 from horarium.recurrence.parse import EARLIEST, LATEST, Rule, Schedule, parse_when, read_rule
-from horarium.recurrence.series import Elapsed, HourMarks, Series, WallClock
+from horarium.recurrence.series import Elapsed, HourMarks, Series, Wall, WallClock
 from horarium.recurrence.timeline import (
     DAY,
     HOUR,
@@ -38,14 +38,18 @@ __all__ = ["Occurrence", "Plan", "RecurrenceError", "parse_instant", "plan", "pr
 @dataclass(frozen=True, slots=True)
 class Occurrence:
     """One execution as people read it: its instant, its wall-clock time in the job's zone, and
-    what daylight saving time did to it."""
+    what daylight saving time did to it.
+
+    `moved`: the asked-for wall time (`wall`) did not exist (spring forward); it runs at `local`.
+    `merged`: the asked-for wall time occurred twice (it runs once, at the first), or two
+    asked-for wall times name this one instant (it runs once).
+    """
 
     instant: datetime  # aware UTC
     local: datetime  # the same instant in the job's zone
     wall: datetime  # naive: the wall-clock time the schedule asked for (differs when moved)
-    moved: bool  # the asked-for time did not exist (spring forward): it runs at `local`
-    merged: bool  # the asked-for time occurred twice (runs once, the first), or two asked-for
-    # times name this one instant (they run once)
+    moved: bool
+    merged: bool
 
 
 class Plan:
@@ -57,9 +61,9 @@ class Plan:
         self.zone: ZoneInfo = rule.zone
         self.recurring: bool = rule.frequency is not None
         self.count: int | None = rule.count
-        self.end: datetime | None = rule.end
-        self.created: datetime = created
         self._end: int | None = from_instant(rule.end) if rule.end else None
+        self.end: datetime | None = None if self._end is None else to_instant(self._end)
+        self.created: datetime = created
         created_us = from_instant(created)
         start_us = from_instant(rule.start.instant) if rule.start else None
         self._series: Series | None = None
@@ -94,7 +98,9 @@ class Plan:
 
     def iter_from(self, instant: datetime) -> Iterator[datetime]:
         """Executions at or after `instant`, in order (endTime honoured, count not)."""
-        t = _micros(instant, "instant")
+        return self._iterate(_micros(instant, "instant"))
+
+    def _iterate(self, t: int) -> Iterator[datetime]:
         first = self._first
         if first is None:
             return
@@ -108,7 +114,7 @@ class Plan:
             yield from self._series.iterate(t)
             return
         for found in self._series.iterate(t):
-            if end is not None and found >= end:
+            if found >= end:
                 return
             yield found
 
@@ -117,7 +123,12 @@ class Plan:
         u = _micros(instant, "instant")
         utc = to_instant(u)
         local = utc.astimezone(self.zone)
-        walls = self._series.walls(u) if self._series is not None else []
+        walls: list[Wall] = []
+        if self._series is not None:
+            try:
+                walls = self._series.walls(u)
+            except OverflowError:  # an instant at the very edge of the calendar: no marks
+                walls = []
         moved = [w for w in walls if w.nonexistent]
         asked = moved[0].wall if moved else from_wall(local.replace(tzinfo=None))
         return Occurrence(
@@ -237,7 +248,7 @@ def _times(schedule: Schedule | None, anchor_time: int) -> tuple[int, ...]:
 def _created(value: datetime, field: str) -> datetime:
     if not isinstance(value, datetime) or value.utcoffset() is None:
         raise RecurrenceError(field, "must be an aware datetime")
-    utc = value.astimezone(UTC_ZONE)
+    utc = value.astimezone(UTC)
     if not EARLIEST <= utc.replace(tzinfo=None) < LATEST:
         raise RecurrenceError(field, f"{value} is outside 1900-01-01..9000-01-01")
     return utc

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -129,13 +129,13 @@ def parse_when(value: Any, zone: ZoneInfo, field: str) -> When:
         raise RecurrenceError(field, f"must be an ISO 8601 date-time string, not {_kind(value)}")
     if parsed.tzinfo is not None and parsed.utcoffset() is not None:
         try:
-            instant = parsed.astimezone(UTC_ZONE)
+            instant = parsed.astimezone(UTC)
             wall = instant.astimezone(zone).replace(tzinfo=None, fold=0)
         except OverflowError:
             raise RecurrenceError(field, f"{value!s} is out of range") from None
     else:
         wall = parsed.replace(tzinfo=None, fold=0)
-        instant = wall.replace(tzinfo=zone).astimezone(UTC_ZONE)  # fold=0: design doc §4
+        instant = wall.replace(tzinfo=zone).astimezone(UTC)  # fold=0: design doc §4
     if not EARLIEST <= wall < LATEST:
         raise RecurrenceError(
             field, f"{value!s} is outside {EARLIEST.year}-01-01..{LATEST.year}-01-01"
