@@ -254,3 +254,20 @@ def test_deeply_nested_bodies_are_refused(api: Api) -> None:
     response = api.patch(api.job(name, "j1"), {"properties": {"action": {"extra": deep}}})
     assert response.status_code == 400
     assert "nested more than" in error_of(response)["message"]
+
+
+def test_nul_characters_are_stored_and_returned(api: Api) -> None:
+    """PostgreSQL text cannot hold NUL; JSON text can (escaped), so values keep them."""
+    name = api.new_collection()
+    body = http_job()
+    body["properties"]["action"]["request"]["body"] = "a\u0000b"
+    response = api.put(api.job(name, "nul"), body)
+    assert response.status_code == 201, response.text
+    assert (
+        api.get(api.job(name, "nul")).json()["properties"]["action"]["request"]["body"]
+        == "a\u0000b"
+    )
+    tags = api.patch(api.collection(name), {"tags": {"k\u0000": "v\u0000"}})
+    assert tags.status_code == 200 and tags.json()["tags"] == {"k\u0000": "v\u0000"}
+    response = api.put(api.job(name, "nul%00"), http_job())
+    assert response.status_code == 400 and "jobName" in error_of(response)["message"]
