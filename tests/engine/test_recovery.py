@@ -291,3 +291,48 @@ async def test_an_execution_in_flight_is_replayed_even_when_found_long_after(
         ("Completed", T0 + 5 * M),
     ]
     assert (await store.job(job)).next_execution_at == T0 + 6 * M
+
+
+def _gone_owner() -> str:
+    """The owner id of a process of this host that has exited."""
+    import socket
+    import subprocess
+
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    return f"{socket.gethostname()[:60]}:{finished.pid}:0123abcd"
+
+
+async def test_a_restarted_process_takes_over_at_once_from_its_dead_predecessor(
+    store: Store, sink: Sink, clock: FakeClock, db: AsyncEngine, actions: Actions
+) -> None:
+    job = await store.add("first", {"action": http(sink.to("/a"))})
+    retrying = await store.add("second", {"action": http(sink.plan("/b", 500, 200))})
+    settings = engine_settings(lease_seconds=300)
+    dead = Scheduler(db, settings, actions, clock=clock, owner=_gone_owner())
+    await dead.drain()  # /a done; /b failed once, its retry is due in 30 s
+    assert (await store.job(job)).state == "Completed"
+    clock.advance(seconds=30)
+    [retry] = await dead.runs.claim_runs(clock.now(), 10, timedelta(seconds=300))  # then died
+    assert retry.job.id == retrying
+
+    heir = Scheduler(db, settings, actions, clock=clock)  # a real owner id, this process
+    assert await heir.drain() == 1  # no waiting for the 300 s lease
+    assert len(sink.on("/b")) == 2
+    assert (await store.job(retrying)).state == "Completed"
+
+
+def test_only_processes_known_to_be_gone_lose_their_leases() -> None:
+    import os
+    import socket
+
+    from horarium.engine.owners import is_gone, owner_id
+
+    me = owner_id()
+    host = socket.gethostname()[:60]
+    assert not is_gone(me, me)
+    assert not is_gone(f"{host}:{os.getppid()}:ffffffff", me)  # alive
+    assert is_gone(_gone_owner(), me)
+    assert is_gone(f"{host}:{os.getpid()}:ffffffff", me)  # our pid, an earlier incarnation
+    assert not is_gone(f"elsewhere:{os.getpid() + 1}:ffffffff", me)  # another host: unknown
+    assert not is_gone("garbage", me)

@@ -19,6 +19,7 @@ from horarium.config import Settings
 from horarium.engine.attempt import hard_time_limit, run_attempt
 from horarium.engine.clock import Clock
 from horarium.engine.making import Maker
+from horarium.engine.owners import is_gone
 from horarium.engine.recorder import Recorder
 from horarium.store.runs import Claimed, Runs
 
@@ -100,6 +101,7 @@ class Dispatcher:
 
     async def drain(self) -> int:
         """Run everything due now to the end (tests and tools); returns the attempts made."""
+        await self._recover()
         total = 0
         while True:
             started = await self._fill()
@@ -111,7 +113,22 @@ class Dispatcher:
 
     # -- the loop ---------------------------------------------------------------------------
 
+    async def _recover(self) -> None:
+        """At start: executions held by a process of this host that is gone (killed, then
+        restarted) are taken over now rather than when their leases run out."""
+        owner = self._runs.owner
+        try:
+            taken = await self._runs.expire_gone_leases(
+                self._clock.now(), lambda other: is_gone(other, owner)
+            )
+        except Exception:
+            log.exception("could not look for executions of processes that are gone")
+            return
+        if taken:
+            log.info("taking over %d executions of a process that is gone", taken)
+
     async def _loop(self) -> None:
+        await self._recover()
         while not self._stopping:
             try:
                 await self._fill()

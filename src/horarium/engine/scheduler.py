@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import uuid
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -16,14 +13,10 @@ from horarium.engine.cleanup import clean_forever
 from horarium.engine.clock import Clock, SystemClock
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.making import Maker
+from horarium.engine.owners import owner_id
 from horarium.engine.plans import Plans
 from horarium.engine.recorder import Recorder
 from horarium.store.runs import Runs
-
-
-def owner_id() -> str:
-    """Who holds a lease: host, process, and a random part (pids are reused)."""
-    return f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 class Scheduler:

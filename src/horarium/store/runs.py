@@ -488,6 +488,33 @@ class Runs:
         leases end now, so the next process runs them at once, as executions in flight."""
         await self.renew(held, now)
 
+    async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
+        """End, now, the leases of owners known to be gone (`gone(owner)`), so their executions
+        are taken over at once. Leased rows lie in the due range of the indexes (a job is leased
+        once due; a leased row's due_at is its lease expiry), so this reads no idle job."""
+        async with self.write() as conn:
+            held_jobs = await conn.execute(
+                select(jobs.c.id, jobs.c.lease_owner).where(
+                    jobs.c.next_execution_at <= now, jobs.c.lease_owner.is_not(None)
+                )
+            )
+            job_ids = [row.id for row in held_jobs if gone(row.lease_owner)]
+            held_runs = await conn.execute(
+                select(job_executions.c.id, job_executions.c.lease_owner).where(
+                    job_executions.c.due_at > now, job_executions.c.lease_owner.is_not(None)
+                )
+            )
+            run_ids = [row.id for row in held_runs if gone(row.lease_owner)]
+            for chunk in _chunks(job_ids):
+                await conn.execute(
+                    update(jobs).where(jobs.c.id.in_(chunk)).values(lease_expires_at=now)
+                )
+            for chunk in _chunks(run_ids):
+                await conn.execute(
+                    update(job_executions).where(job_executions.c.id.in_(chunk)).values(due_at=now)
+                )
+        return len(job_ids) + len(run_ids)
+
     async def next_due(self) -> datetime | None:
         """The earliest instant new work falls due (a job's next execution that nobody holds,
         a retry, a run-now request, a lease expiry): how long the dispatcher may sleep."""
