@@ -102,3 +102,26 @@ def test_limits_that_existing_jobs_break_are_refused(api: Api) -> None:
     assert fewer.status_code == 409
     assert "has 2 jobs" in error_of(fewer)["message"]
     assert api.get(api.collection(name)).json()["properties"]["sku"]["name"] == "Standard"
+
+
+def test_concurrent_creates_respect_the_job_limit(api: Api) -> None:
+    """Twelve clients race to create jobs in a collection that holds five: exactly five win."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = api.new_collection(quota={"maxJobCount": 5})
+
+    def create(i: int) -> int:
+        return api.put(api.job(name, f"race{i}"), http_job()).status_code
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        statuses = sorted(pool.map(create, range(12)))
+    assert statuses == [201] * 5 + [409] * 7
+    assert len(api.get(api.collection(name) + "/jobs").json()["value"]) == 5
+
+    def create_collection(_: int) -> int:
+        body = {"location": "West US", "properties": {"sku": {"name": "Standard"}}}
+        return api.put(api.collection("samename"), body).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = sorted(pool.map(create_collection, range(8)))
+    assert statuses == [200] * 7 + [201]
