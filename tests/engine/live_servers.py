@@ -122,6 +122,11 @@ class LiveServers:
         async def stop() -> None:
             for runner in self._runners:
                 await runner.cleanup()
+            current = asyncio.current_task()
+            pending = [t for t in asyncio.all_tasks() if t is not current]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
         self._call(stop)
         self.loop.call_soon_threadsafe(self.loop.stop)
