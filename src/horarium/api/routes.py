@@ -53,7 +53,9 @@ Group = Annotated[str, Path(description="The resource group name.")]
 CollectionPart = Annotated[str, Path(description="The job collection name.")]
 JobPart = Annotated[str, Path(description="The job name.")]
 Top = Annotated[int | None, Query(alias="$top", ge=1, le=100, description="Page size, 1..100.")]
-Skip = Annotated[int | None, Query(alias="$skip", ge=0, description="Entries to skip.")]
+Skip = Annotated[
+    int | None, Query(alias="$skip", ge=0, le=2_000_000_000, description="Entries to skip.")
+]
 
 
 def _collection(
