@@ -518,6 +518,9 @@ def test_the_2016_01_01_api_version_is_accepted_too(api: Api) -> None:
         "username": "u",
         "type": "Basic",
     }
+    premium = {"location": "West US", "properties": {"sku": {"name": "Premium"}}}
+    response = api.put(api.collection(name + "p"), premium, version="2016-01-01")
+    assert response.json()["properties"]["sku"] == {"name": "P10Premium"}
     bad = api.get(api.job(name, "old"), version="2014-08-01-preview")
     assert bad.status_code == 400 and error_of(bad)["code"] == "InvalidApiVersionParameter"
     missing = api.get(api.job(name, "old"), version=None)

@@ -91,7 +91,10 @@ def parse_collection(body: dict[str, Any]) -> CollectionInput:
     sku_obj = obj(sku_obj, "properties.sku")
     if sku_obj.get("name") is None:
         raise BadRequest(f"properties.sku.name: required (one of {', '.join(enums.SKUS)})")
-    sku = enums.parse(sku_obj["name"], enums.SKUS, "properties.sku.name")
+    given = sku_obj["name"]
+    if isinstance(given, str) and given.strip().lower() == "premium":
+        given = "P10Premium"  # the 2016-01-01 API's name for it
+    sku = enums.parse(given, enums.SKUS, "properties.sku.name")
     state = "Enabled"
     if properties.get("state") is not None:
         state = enums.parse(properties["state"], enums.COLLECTION_STATES, "properties.state")
