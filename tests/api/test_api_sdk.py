@@ -285,3 +285,38 @@ def test_sdk_scenario(engine_server: ServerProcess) -> None:
     finally:
         client.close()
         target.close()
+
+
+def test_a_job_created_through_the_api_runs_and_completes(engine_server: ServerProcess) -> None:
+    """The API's scheduling fields drive the engine: a one-time job without startTime runs at
+    once, leaves one Completed history entry, and is then Completed with its status filled."""
+    from conftest import Api, http_job
+
+    target = Target()
+    api = Api(engine_server)
+    try:
+        name = api.new_collection()
+        body = http_job(target.url)
+        body["properties"]["action"]["request"]["method"] = "POST"
+        body["properties"]["action"]["request"]["body"] = "once"
+        created = api.put(api.job(name, "once"), body).json()["properties"]
+        assert "nextExecutionTime" in created["status"]
+        _wait_for(lambda: target.received, "the job's HTTP call")
+        job = _wait_for(
+            lambda: (
+                (j := api.get(api.job(name, "once")).json()["properties"])["state"] == "completed"
+                and j
+            ),
+            "the job to complete",
+        )
+        assert target.received[0]["body"] == "once"
+        status = job["status"]
+        assert status["executionCount"] == 1 and status["failureCount"] == 0
+        assert "lastExecutionTime" in status and "nextExecutionTime" not in status
+        history = api.get(api.job(name, "once") + "/history").json()["value"]
+        assert len(history) == 1
+        assert history[0]["properties"]["repeatCount"] == 1
+        assert "status" not in history[0]["properties"]  # Completed
+    finally:
+        api.http.close()
+        target.close()
