@@ -21,6 +21,7 @@ from azure.core.pipeline import PipelineRequest
 from azure.core.pipeline.policies import SansIOHTTPPolicy
 from azure.mgmt.scheduler import SchedulerManagementClient
 from azure.mgmt.scheduler import models as m
+from conftest import Api, http_job
 from server_process import ServerProcess, running_server
 
 from support import fresh_pg_database
@@ -290,8 +291,6 @@ def test_sdk_scenario(engine_server: ServerProcess) -> None:
 def test_a_job_created_through_the_api_runs_and_completes(engine_server: ServerProcess) -> None:
     """The API's scheduling fields drive the engine: a one-time job without startTime runs at
     once, leaves one Completed history entry, and is then Completed with its status filled."""
-    from conftest import Api, http_job
-
     target = Target()
     api = Api(engine_server)
     try:
