@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from conftest import Api
+from api_client import Api
 
 RECORDINGS = Path("/work/shared/spec/recordings")
 PERIODS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1), "day": timedelta(days=1)}

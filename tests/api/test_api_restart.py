@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Api, http_job
+from api_client import Api, http_job
 from server_process import ServerProcess, running_server
 
 from support import fresh_pg_database

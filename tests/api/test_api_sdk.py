@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from api_client import Api, http_job
 from azure.core.credentials import AccessToken
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.core.pipeline import PipelineRequest
 from azure.core.pipeline.policies import SansIOHTTPPolicy
 from azure.mgmt.scheduler import SchedulerManagementClient
 from azure.mgmt.scheduler import models as m
-from conftest import Api, http_job
 from server_process import ServerProcess, running_server
 
 from support import fresh_pg_database

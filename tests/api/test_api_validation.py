@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 import pytest
-from conftest import Api, error_of, http_job
+from api_client import Api, error_of, http_job
 
 SERVICE_BUS_QUEUE = {
     "type": "ServiceBusQueue",
