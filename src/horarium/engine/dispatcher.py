@@ -21,12 +21,15 @@ from horarium.engine.clock import Clock
 from horarium.engine.making import Maker
 from horarium.engine.owners import is_gone
 from horarium.engine.recorder import Recorder
-from horarium.store.runs import Claimed, Runs
+from horarium.store.runs import JOB_ROW, Claimed, Runs
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_WAIT = 5.0  # seconds running attempts get to finish when the engine stops
 WAKE_RECHECK = 0.05  # after a wake-up, look again this soon (the writer may not have committed)
+# Jobs due this soon are claimed with the current round and started at their time: claims are
+# batched when executions fall due one by one, and start on time.
+LOOKAHEAD = timedelta(milliseconds=20)
 
 
 class Dispatcher:
@@ -131,8 +134,8 @@ class Dispatcher:
         await self._recover()
         while not self._stopping:
             try:
-                await self._fill()
-                delay = await self._delay()
+                started = await self._fill()
+                delay = await self._delay(started)
             except Exception:
                 log.exception("dispatcher round failed; retrying")
                 delay = self._settings.poll_interval
@@ -142,7 +145,7 @@ class Dispatcher:
                 pass
             self._wake.clear()
 
-    async def _delay(self) -> float:
+    async def _delay(self, started: int) -> float:
         poll = max(self._settings.poll_interval, 0.01)
         if self._woken:
             self._woken = False
@@ -152,9 +155,11 @@ class Dispatcher:
         next_due = await self._runs.next_due()
         if next_due is None:
             return poll
-        seconds = (next_due - self._clock.now()).total_seconds()
+        seconds = (next_due - LOOKAHEAD - self._clock.now()).total_seconds()
         if seconds <= 0:
-            return poll  # due but not claimable (held elsewhere): do not spin
+            # Fell due while this round ran: go again. Due but not claimable (the last round
+            # found nothing): do not spin.
+            return 0.0 if started else poll
         return min(seconds, poll)
 
     async def _fill(self) -> int:
@@ -168,9 +173,9 @@ class Dispatcher:
                 break
             want = min(free, self._batch)
             now = self._clock.now()
-            claimed = await self._runs.claim_runs(now, want, self._lease)
-            if len(claimed) < want:
-                claimed += await self._maker.make(now, want - len(claimed), self._lease)
+            claimed = await self._runs.claim(
+                now, want, self._lease, self._maker.decider(now), now + LOOKAHEAD
+            )
             for execution in claimed:
                 self._start(execution)
             started += len(claimed)
@@ -184,6 +189,9 @@ class Dispatcher:
 
     async def _execute(self, execution: Claimed) -> None:
         try:
+            early = (execution.expected - self._clock.now()).total_seconds()
+            if execution.source == JOB_ROW and 0 < early <= 2 * LOOKAHEAD.total_seconds():
+                await asyncio.sleep(early)  # claimed a little ahead: start on time
             attempt = await run_attempt(
                 self._actions,
                 execution,

@@ -43,9 +43,14 @@ class Maker:
         self._grace = grace
         self._touched = touched_jobs  # jobs given Postponed history (for cleanup)
 
-    async def make(self, now: datetime, limit: int, lease: timedelta) -> list[Claimed]:
-        """Claim up to `limit` due jobs as executions held by this process."""
-        return await self._runs.claim_jobs(now, limit, lease, lambda due: self.decide(due, now))
+    async def make(
+        self, now: datetime, limit: int, lease: timedelta, horizon: datetime | None = None
+    ) -> list[Claimed]:
+        """Claim up to `limit` jobs due by `horizon` (default: now), held by this process."""
+        return await self._runs.claim_jobs(now, limit, lease, self.decider(now), horizon)
+
+    def decider(self, now: datetime) -> Callable[[DueJob], Made | Broken]:
+        return lambda due: self.decide(due, now)
 
     def decide(self, due: DueJob, now: datetime) -> Made | Broken:
         info = due.info

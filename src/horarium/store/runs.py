@@ -256,82 +256,117 @@ class Runs:
 
     # -- claiming due jobs ----------------------------------------------------------------------
 
+    async def claim(
+        self,
+        now: datetime,
+        limit: int,
+        lease: timedelta,
+        decide: Callable[[DueJob], Made | Broken],
+        horizon: datetime | None = None,
+    ) -> list[Claimed]:
+        """One round's claim, in one transaction: job_executions rows due now first (they are
+        older: retries, error actions, run-now, abandoned work), then due jobs, `limit` in all."""
+        async with self.write() as conn:
+            claimed = await self._claim_runs(conn, now, limit, lease)
+            if len(claimed) < limit:
+                claimed += await self._claim_jobs(
+                    conn, now, limit - len(claimed), lease, decide, horizon
+                )
+            return claimed
+
     async def claim_jobs(
         self,
         now: datetime,
         limit: int,
         lease: timedelta,
         decide: Callable[[DueJob], Made | Broken],
+        horizon: datetime | None = None,
     ) -> list[Claimed]:
-        """Claim up to `limit` due jobs for their next execution, leased to this process.
+        async with self.write() as conn:
+            return await self._claim_jobs(conn, now, limit, lease, decide, horizon)
+
+    async def claim_runs(self, now: datetime, limit: int, lease: timedelta) -> list[Claimed]:
+        async with self.write() as conn:
+            return await self._claim_runs(conn, now, limit, lease)
+
+    async def _claim_jobs(
+        self,
+        conn: AsyncConnection,
+        now: datetime,
+        limit: int,
+        lease: timedelta,
+        decide: Callable[[DueJob], Made | Broken],
+        horizon: datetime | None = None,
+    ) -> list[Claimed]:
+        """Claim up to `limit` jobs due by `horizon` (default: now) for their next execution,
+        leased to this process.
         `decide` (pure) says which execution runs — the latest one due when executions were
         missed; those are written as Postponed history here, in the same transaction."""
-        async with self.write() as conn:
-            query = (
-                select(
-                    *self._info_columns,
-                    jobs.c.next_execution_at,
-                    jobs.c.next_repeat,
-                    jobs.c.schedule_set_at,
-                    jobs.c.lease_owner,
-                )
-                .join(job_collections, job_collections.c.id == jobs.c.collection_id)
-                .where(
-                    jobs.c.next_execution_at <= now,
-                    jobs.c.state == "Enabled",
-                    or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= now),
-                )
-                .order_by(jobs.c.next_execution_at)
-                .limit(limit)
+        query = (
+            select(
+                *self._info_columns,
+                jobs.c.next_execution_at,
+                jobs.c.next_repeat,
+                jobs.c.schedule_set_at,
+                jobs.c.lease_owner,
             )
-            if not self.sqlite:
-                query = query.with_for_update(skip_locked=True, of=jobs)
-            rows = (await conn.execute(query)).all()
-            if not rows:
-                return []
-            made: list[Made] = []
-            broken: list[Broken] = []
-            deadline = time.monotonic() + DECIDE_BUDGET
-            for row in rows:
-                due = DueJob(
-                    info=self._job_info(row),
-                    next_execution_at=row.next_execution_at,
-                    next_repeat=row.next_repeat,
-                    schedule_set_at=row.schedule_set_at,
-                    in_flight=row.lease_owner is not None,
-                )
-                outcome = decide(due)
-                if isinstance(outcome, Made):
-                    made.append(outcome)
-                else:
-                    broken.append(outcome)
-                if time.monotonic() > deadline:
-                    break  # long catch-ups (missed executions): the rest wait for the next round
-            for chunk in _chunks([m.due.info.id for m in made]):
-                await conn.execute(
-                    update(jobs)
-                    .where(jobs.c.id.in_(chunk))
-                    .values(lease_owner=self.owner, lease_expires_at=now + lease)
-                )
-            await self._postpone(conn, [m for m in made if m.postponed], now)
-            await self._fault_broken(conn, broken, now)
-            return [
-                Claimed(
-                    source=JOB_ROW,
-                    id=m.due.info.id,
-                    tag=series_tag(m.due.info.id, m.due.schedule_set_at, m.repeat, m.expected),
-                    kind=m.kind,
-                    repeat=m.repeat,
-                    expected=m.expected,
-                    job_version=m.due.info.version,
-                    phase=MAIN,
-                    attempt=0,
-                    job=m.due.info,
-                    next_at=m.next_at,
-                    next_repeat=m.next_repeat,
-                )
-                for m in made
-            ]
+            .join(job_collections, job_collections.c.id == jobs.c.collection_id)
+            .where(
+                jobs.c.next_execution_at <= (horizon or now),
+                jobs.c.state == "Enabled",
+                or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= now),
+            )
+            .order_by(jobs.c.next_execution_at)
+            .limit(limit)
+        )
+        if not self.sqlite:
+            query = query.with_for_update(skip_locked=True, of=jobs)
+        rows = (await conn.execute(query)).all()
+        if not rows:
+            return []
+        made: list[Made] = []
+        broken: list[Broken] = []
+        deadline = time.monotonic() + DECIDE_BUDGET
+        for row in rows:
+            due = DueJob(
+                info=self._job_info(row),
+                next_execution_at=row.next_execution_at,
+                next_repeat=row.next_repeat,
+                schedule_set_at=row.schedule_set_at,
+                in_flight=row.lease_owner is not None,
+            )
+            outcome = decide(due)
+            if isinstance(outcome, Made):
+                made.append(outcome)
+            else:
+                broken.append(outcome)
+            if time.monotonic() > deadline:
+                break  # long catch-ups (missed executions): the rest wait for the next round
+        for chunk in _chunks([m.due.info.id for m in made]):
+            await conn.execute(
+                update(jobs)
+                .where(jobs.c.id.in_(chunk))
+                .values(lease_owner=self.owner, lease_expires_at=now + lease)
+            )
+        await self._postpone(conn, [m for m in made if m.postponed], now)
+        await self._fault_broken(conn, broken, now)
+        return [
+            Claimed(
+                source=JOB_ROW,
+                id=m.due.info.id,
+                tag=series_tag(m.due.info.id, m.due.schedule_set_at, m.repeat, m.expected),
+                kind=m.kind,
+                repeat=m.repeat,
+                expected=m.expected,
+                job_version=m.due.info.version,
+                phase=MAIN,
+                attempt=0,
+                job=m.due.info,
+                next_at=m.next_at,
+                next_repeat=m.next_repeat,
+            )
+            for m in made
+        ]
 
     async def _postpone(self, conn: AsyncConnection, made: list[Made], now: datetime) -> None:
         """Missed executions: history says Postponed, and the job row now points at the one
@@ -393,72 +428,73 @@ class Runs:
 
     # -- claiming continuing executions and run-now requests -------------------------------------
 
-    async def claim_runs(self, now: datetime, limit: int, lease: timedelta) -> list[Claimed]:
+    async def _claim_runs(
+        self, conn: AsyncConnection, now: datetime, limit: int, lease: timedelta
+    ) -> list[Claimed]:
         """Claim up to `limit` job_executions rows whose attempt is due (retries, error actions,
         run-now requests, and rows whose holder's lease ran out)."""
-        async with self.write() as conn:
-            candidates = (
-                select(job_executions.c.id)
-                .where(job_executions.c.due_at <= now)
-                .order_by(job_executions.c.due_at)
-                .limit(limit)
+        candidates = (
+            select(job_executions.c.id)
+            .where(job_executions.c.due_at <= now)
+            .order_by(job_executions.c.due_at)
+            .limit(limit)
+        )
+        if not self.sqlite:
+            candidates = candidates.with_for_update(skip_locked=True)
+        taken = (
+            await conn.execute(
+                update(job_executions)
+                .where(job_executions.c.id.in_(candidates.scalar_subquery()))
+                .values(lease_owner=self.owner, due_at=now + lease)
+                .returning(
+                    job_executions.c.id,
+                    job_executions.c.job_id,
+                    job_executions.c.execution_tag,
+                    job_executions.c.kind,
+                    job_executions.c.repeat_count,
+                    job_executions.c.expected_at,
+                    job_executions.c.job_version,
+                    job_executions.c.phase,
+                    job_executions.c.attempt,
+                )
             )
-            if not self.sqlite:
-                candidates = candidates.with_for_update(skip_locked=True)
-            taken = (
-                await conn.execute(
-                    update(job_executions)
-                    .where(job_executions.c.id.in_(candidates.scalar_subquery()))
-                    .values(lease_owner=self.owner, due_at=now + lease)
-                    .returning(
-                        job_executions.c.id,
-                        job_executions.c.job_id,
-                        job_executions.c.execution_tag,
-                        job_executions.c.kind,
-                        job_executions.c.repeat_count,
-                        job_executions.c.expected_at,
-                        job_executions.c.job_version,
-                        job_executions.c.phase,
-                        job_executions.c.attempt,
-                    )
+        ).all()
+        if not taken:
+            return []
+        infos: dict[int, JobInfo] = {}
+        for chunk in _chunks(sorted({t.job_id for t in taken})):
+            for row in await conn.execute(
+                select(*self._info_columns)
+                .join(job_collections, job_collections.c.id == jobs.c.collection_id)
+                .where(jobs.c.id.in_(chunk))
+            ):
+                infos[row.id] = self._job_info(row)
+        claimed: list[Claimed] = []
+        abandoned: list[int] = []
+        for t in taken:
+            info = infos.get(t.job_id)
+            if info is None:
+                continue  # the job was deleted; the cascade removed the row
+            if info.state == "Disabled" and t.kind != RUN_NOW:
+                abandoned.append(t.id)  # disabling a job stops its pending retries
+                continue
+            claimed.append(
+                Claimed(
+                    source=RUN_ROW,
+                    id=t.id,
+                    tag=t.execution_tag,
+                    kind=t.kind,
+                    repeat=t.repeat_count,
+                    expected=t.expected_at,
+                    job_version=t.job_version,
+                    phase=t.phase,
+                    attempt=t.attempt,
+                    job=info,
                 )
-            ).all()
-            if not taken:
-                return []
-            infos: dict[int, JobInfo] = {}
-            for chunk in _chunks(sorted({t.job_id for t in taken})):
-                for row in await conn.execute(
-                    select(*self._info_columns)
-                    .join(job_collections, job_collections.c.id == jobs.c.collection_id)
-                    .where(jobs.c.id.in_(chunk))
-                ):
-                    infos[row.id] = self._job_info(row)
-            claimed: list[Claimed] = []
-            abandoned: list[int] = []
-            for t in taken:
-                info = infos.get(t.job_id)
-                if info is None:
-                    continue  # the job was deleted; the cascade removed the row
-                if info.state == "Disabled" and t.kind != RUN_NOW:
-                    abandoned.append(t.id)  # disabling a job stops its pending retries
-                    continue
-                claimed.append(
-                    Claimed(
-                        source=RUN_ROW,
-                        id=t.id,
-                        tag=t.execution_tag,
-                        kind=t.kind,
-                        repeat=t.repeat_count,
-                        expected=t.expected_at,
-                        job_version=t.job_version,
-                        phase=t.phase,
-                        attempt=t.attempt,
-                        job=info,
-                    )
-                )
-            for chunk in _chunks(abandoned):
-                await conn.execute(delete(job_executions).where(job_executions.c.id.in_(chunk)))
-            return claimed
+            )
+        for chunk in _chunks(abandoned):
+            await conn.execute(delete(job_executions).where(job_executions.c.id.in_(chunk)))
+        return claimed
 
     # -- leases ---------------------------------------------------------------------------------
 
