@@ -14,85 +14,39 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import pika
 import pytest
 from action_context import make_context
-from proton import Message, symbol, timestamp
-from proton.utils import BlockingConnection
+from proton import symbol, timestamp
+from queue_services import (
+    BROKER,
+    KEY,
+    KEY_NAME,
+    QUEUE_ADDRESS,
+    TOPIC_ADDRESS,
+    declare,
+    rabbit_channel,
+    receive,
+)
+from queue_services import servicebus_queue_action as queue_action
 
 from horarium.actions.runner import Actions
 from horarium.config import Settings
-from support import IN_CI, free_port, require_service
+from support import free_port
 
 pytestmark = pytest.mark.rabbitmq
 
-BROKER = "amqp://127.0.0.1:5672"
 RABBIT = Settings(
     servicebus_url=BROKER,
-    servicebus_queue_address="/amq/queue/{queue}",
-    servicebus_topic_address="/topic/{topic}",
+    servicebus_queue_address=QUEUE_ADDRESS,
+    servicebus_topic_address=TOPIC_ADDRESS,
     http_timeout=10,
 )
-KEY_NAME, KEY = "guest", "guest"  # RabbitMQ's local-only default user stands in for a SAS key
 
 
 @pytest.fixture(scope="module")
 def channel() -> Iterator[Any]:
-    require_service("RabbitMQ", "127.0.0.1", 5672)
-    try:
-        probe = BlockingConnection(
-            BROKER,
-            timeout=10,
-            user=KEY_NAME,
-            password=KEY,
-            allowed_mechs="PLAIN",
-            sasl_enabled=True,
-        )
-        probe.close()
-    except Exception as exc:
-        reason = f"RabbitMQ does not speak AMQP 1.0 (is rabbitmq_amqp1_0 enabled?): {exc}"
-        if IN_CI:
-            pytest.fail(reason)
-        pytest.skip(reason)
-    connection = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1", 5672))
-    yield connection.channel()
-    connection.close()
-
-
-def declare(channel: Any, topic: str | None = None) -> str:
-    name = f"horarium-test-{uuid.uuid4().hex[:12]}"
-    channel.queue_declare(name, arguments={"x-expires": 60_000})
-    if topic is not None:
-        channel.queue_bind(name, "amq.topic", routing_key=topic)
-    return name
-
-
-def receive_blocking(queue: str) -> Message:
-    connection = BlockingConnection(
-        BROKER, timeout=10, user=KEY_NAME, password=KEY, allowed_mechs="PLAIN", sasl_enabled=True
-    )
-    try:
-        receiver = connection.create_receiver(f"/amq/queue/{queue}")
-        message = receiver.receive(timeout=10)
-        receiver.accept()
-        return message
-    finally:
-        connection.close()
-
-
-async def receive(queue: str) -> Message:
-    return await asyncio.to_thread(receive_blocking, queue)
-
-
-def queue_action(queue: str, **fields: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "namespace": "contoso-bus",
-        "queueName": queue,
-        "authentication": {"sasKeyName": KEY_NAME, "sasKey": KEY, "type": "SharedAccessKey"},
-        "message": "hello queue",
-    }
-    body.update(fields)
-    return {"type": "ServiceBusQueue", "serviceBusQueueMessage": body}
+    with rabbit_channel() as channel:
+        yield channel
 
 
 async def test_queue_message_arrives_with_body_properties_and_application_properties(

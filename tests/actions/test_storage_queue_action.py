@@ -2,120 +2,47 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
+from datetime import UTC, datetime
 
 import pytest
 from action_context import make_context
-from azure.storage.queue import QueueSasPermissions, TextBase64DecodePolicy, generate_queue_sas
-from azure.storage.queue.aio import QueueClient, QueueServiceClient
+from queue_services import (
+    ACCOUNT,
+    forged,
+    received,
+    sas_for,
+    start_azurite,
+    storage_queue_action,
+    storage_queue_url,
+    throwaway_queue,
+)
 
 from horarium.actions.runner import Actions
 from horarium.config import Settings
-from support import IN_CI, free_port, port_open
+from support import free_port
 
 pytestmark = pytest.mark.azurite
 
-ROOT = Path(__file__).resolve().parents[2]
-AZURITE = ROOT / "node_modules" / ".bin" / "azurite-queue"
-ACCOUNT = "devstoreaccount1"
-# Azurite's published, well-known development key (not a secret).
-KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+queue_action = storage_queue_action
 
 
 @pytest.fixture(scope="module")
 def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The queue endpoint of a fresh in-memory Azurite, e.g. http://127.0.0.1:PORT/devstoreaccount1."""
-    if not AZURITE.exists() or shutil.which("node") is None:
-        reason = "Azurite is not installed (run scripts/services.sh: npm install)"
-        if IN_CI:
-            pytest.fail(f"{reason} (CI=true: it must run)")
-        pytest.skip(reason)
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("azurite")
-    process = subprocess.Popen(
-        [
-            str(AZURITE),
-            "--queueHost", "127.0.0.1",
-            "--queuePort", str(port),
-            "--inMemoryPersistence",
-            "--skipApiVersionCheck",
-            "--disableTelemetry",
-            "--silent",
-        ],
-        cwd=workdir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while not port_open("127.0.0.1", port, timeout=0.2):
-            if process.poll() is not None or time.monotonic() > deadline:
-                err = process.stderr.read().decode() if process.stderr else ""
-                pytest.fail(f"Azurite did not start on port {port}: {err}")
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/{ACCOUNT}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    with start_azurite(tmp_path_factory.mktemp("azurite")) as endpoint:
+        yield endpoint
 
 
 @pytest.fixture
 async def queue(azurite: str) -> AsyncIterator[str]:
-    name = f"q{os.urandom(6).hex()}"
-    async with QueueServiceClient(
-        azurite, credential={"account_name": ACCOUNT, "account_key": KEY}
-    ) as svc:
-        await svc.create_queue(name)
+    async with throwaway_queue(azurite) as name:
         yield name
-        await svc.delete_queue(name)
 
 
 def settings_for(azurite: str) -> Settings:
-    return Settings(storage_queue_url=azurite.replace(ACCOUNT, "{account}"))
-
-
-def sas_for(queue: str, **permissions: bool) -> str:
-    return generate_queue_sas(
-        ACCOUNT,
-        queue,
-        KEY,
-        permission=QueueSasPermissions(**(permissions or {"add": True})),
-        expiry=datetime.now(UTC) + timedelta(hours=1),
-    )
-
-
-def queue_action(queue: str, sas: str, message: str = "membership") -> dict[str, Any]:
-    return {
-        "type": "StorageQueue",
-        "queueMessage": {
-            "storageAccount": ACCOUNT,
-            "queueName": queue,
-            "sasToken": sas,
-            "message": message,
-        },
-    }
-
-
-async def received(azurite: str, queue: str) -> list[str]:
-    client = QueueClient(
-        azurite,
-        queue,
-        credential={"account_name": ACCOUNT, "account_key": KEY},
-        message_decode_policy=TextBase64DecodePolicy(),
-    )
-    async with client:
-        return [m.content async for m in client.receive_messages(max_messages=32)]
+    return Settings(storage_queue_url=storage_queue_url(azurite))
 
 
 async def test_message_arrives_in_the_live_envelope(azurite: str, queue: str) -> None:
@@ -155,10 +82,10 @@ async def test_sas_token_with_leading_question_mark_works(azurite: str, queue: s
 
 async def test_wrong_sas_token_fails_with_the_storage_error_code(azurite: str, queue: str) -> None:
     good = sas_for(queue)
-    forged = good.replace("sig=", "sig=AAAA")
+    forged_sas = forged(good)
     read_only = sas_for(queue, read=True)
     async with Actions(settings_for(azurite)) as actions:
-        bad_sig = await actions.run(queue_action(queue, forged), make_context())
+        bad_sig = await actions.run(queue_action(queue, forged_sas), make_context())
         no_add = await actions.run(queue_action(queue, read_only), make_context())
     assert not bad_sig.succeeded
     assert "failed: AuthenticationFailed (403)" in bad_sig.message
