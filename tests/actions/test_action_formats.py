@@ -12,7 +12,7 @@ from horarium.actions.execution import bare_name, wire_time
 from horarium.actions.fields import ActionInputError
 from horarium.actions.http_history import header_lines, status_name
 from horarium.actions.redact import redact
-from horarium.actions.timespan import parse_duration
+from horarium.actions.servicebus import time_to_live as parse_duration
 
 
 @pytest.mark.parametrize(

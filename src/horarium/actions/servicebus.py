@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from proton import Message, symbol, timestamp
@@ -27,7 +27,7 @@ from horarium.actions.amqp import AmqpSender, AmqpSendError, Endpoint
 from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.execution import execution_headers
 from horarium.actions.fields import ActionInputError, lookup, section, string_map, text
-from horarium.actions.timespan import parse_duration
+from horarium.model.durations import read_duration
 
 SCHEDULED_ENQUEUE_TIME = symbol("x-opt-scheduled-enqueue-time")
 PARTITION_KEY = symbol("x-opt-partition-key")
@@ -88,6 +88,16 @@ class ServiceBusActions:
         return ActionResult(True, f"{prefix} - Message sent to {target}: message id '{message_id}'")
 
 
+def time_to_live(value: str, field: str) -> timedelta:
+    """`timeToLive` as TimeSpan or ISO 8601 (the model's reader); bad input names `field`."""
+    try:
+        return read_duration(value)
+    except ValueError as exc:
+        raise ActionInputError(
+            f"'{field}' must be a TimeSpan such as 00:00:30 or an ISO 8601 duration such as PT30S"
+        ) from exc
+
+
 def build_message(
     body: Mapping[str, Any], where: str, context: ExecutionContext
 ) -> tuple[Message, str]:
@@ -106,7 +116,7 @@ def build_message(
             setattr(message, attribute, value)
     ttl = text(props, "timeToLive", props_where, required=False)
     if ttl is not None:
-        span = parse_duration(ttl, f"{props_where}.timeToLive")
+        span = time_to_live(ttl, f"{props_where}.timeToLive")
         if span.total_seconds() <= 0:
             raise ActionInputError(f"'{props_where}.timeToLive' must be positive")
         message.ttl = span.total_seconds()

@@ -7,25 +7,18 @@ kind of policy; the execution is *faulted* when no attempt of either succeeded.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-import isodate
+from horarium.model.durations import read_duration
 
 DEFAULT_INTERVAL = timedelta(seconds=30)
 DEFAULT_COUNT = 4
 MIN_INTERVAL = timedelta(seconds=15)
 MAX_COUNT = 20
-
-# .NET TimeSpan: [-][d.]hh:mm[:ss[.fffffff]]
-_TIMESPAN = re.compile(
-    r"^(?:(?P<days>\d+)\.)?(?P<hours>\d{1,2}):(?P<minutes>\d{1,2})"
-    r"(?::(?P<seconds>\d{1,2})(?:\.(?P<fraction>\d{1,7}))?)?$"
-)
 
 
 class Phase(StrEnum):
@@ -46,27 +39,10 @@ class RetryPolicy:
 
 def parse_interval(value: str) -> timedelta:
     """A `retryInterval`: .NET TimeSpan (`00:00:30`, `1.00:00:00`) or ISO 8601 (`PT30S`)."""
-    text = value.strip()
-    m = _TIMESPAN.match(text)
-    if m:
-        fraction = m["fraction"] or ""
-        return timedelta(
-            days=int(m["days"] or 0),
-            hours=int(m["hours"]),
-            minutes=int(m["minutes"]),
-            seconds=int(m["seconds"] or 0),
-            microseconds=int((fraction + "000000")[:6]) if fraction else 0,
-        )
     try:
-        parsed = isodate.parse_duration(text)
-    except (isodate.ISO8601Error, ValueError) as e:
-        raise ValueError(f"retryInterval: {value!r} is neither a TimeSpan nor ISO 8601") from e
-    if isinstance(parsed, timedelta):
-        return parsed
-    assert isinstance(parsed, isodate.Duration)
-    # isodate.Duration (years/months): measure it from a fixed point.
-    measured: timedelta = parsed.totimedelta(start=datetime(2000, 1, 1))
-    return measured
+        return read_duration(value)
+    except ValueError as e:
+        raise ValueError(f"retryInterval: {value!r} {e}") from e
 
 
 def retry_policy(raw: Mapping[str, Any] | None) -> RetryPolicy:

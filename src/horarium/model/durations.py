@@ -17,17 +17,19 @@ _TIMESPAN = re.compile(
 )
 
 
-def parse_duration(value: Any, path: str) -> timedelta:
-    """A non-negative duration; a 400 naming `path` when it is neither form."""
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest(f"{path}: must be a duration such as '00:00:30' or 'PT30S'")
-    text = value.strip()
+def read_duration(text: str) -> timedelta:
+    """The one reader of durations in Horarium (API, engine, actions): .NET TimeSpan
+    (`[d.]hh:mm[:ss[.fffffff]]`) or ISO 8601 without months or years, never negative.
+
+    Raises ValueError with the rule, worded to follow the value (the caller names the field).
+    """
+    text = text.strip()
     m = _TIMESPAN.match(text)
     if m:
         hours, minutes = int(m["hours"]), int(m["minutes"])
         seconds = int(m["seconds"] or 0)
         if hours > 23 or minutes > 59 or seconds > 59:
-            raise BadRequest(f"{path}: {value!r} is not a valid TimeSpan ([d.]hh:mm:ss)")
+            raise ValueError("is not a valid TimeSpan ([d.]hh:mm:ss)")
         fraction = (m["fraction"] or "").ljust(7, "0")
         return timedelta(
             days=int(m["days"] or 0),
@@ -39,15 +41,24 @@ def parse_duration(value: Any, path: str) -> timedelta:
     try:
         parsed = isodate.parse_duration(text)
     except (isodate.ISO8601Error, ValueError, OverflowError, TypeError) as e:
-        raise BadRequest(
-            f"{path}: {value!r} is neither a TimeSpan ('00:00:30') nor an ISO 8601 duration"
-            " ('PT30S')"
+        raise ValueError(
+            "is neither a TimeSpan ('00:00:30') nor an ISO 8601 duration ('PT30S')"
         ) from e
     if not isinstance(parsed, timedelta):
-        raise BadRequest(f"{path}: {value!r}: months and years are not allowed in a duration")
+        raise ValueError("is not allowed: months and years have no fixed length in a duration")
     if parsed < timedelta(0):
-        raise BadRequest(f"{path}: {value!r} is negative")
+        raise ValueError("is negative")
     return parsed
+
+
+def parse_duration(value: Any, path: str) -> timedelta:
+    """A non-negative duration; a 400 naming `path` when it is neither form."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"{path}: must be a duration such as '00:00:30' or 'PT30S'")
+    try:
+        return read_duration(value)
+    except ValueError as e:
+        raise BadRequest(f"{path}: {value!r} {e}") from e
 
 
 def format_timespan(value: timedelta) -> str:
