@@ -9,20 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from horarium.model.keys import lookup
+
+__all__ = ["ActionInputError", "lookup", "section", "string_map", "text"]
+
 
 class ActionInputError(ValueError):
     """The stored action cannot be run as it stands (e.g. no uri); the message says why."""
-
-
-def lookup(obj: Mapping[str, Any], name: str) -> Any:
-    """`obj[name]`, matching the key case-insensitively; None when absent."""
-    if name in obj:
-        return obj[name]
-    lowered = name.lower()
-    for key, value in obj.items():
-        if isinstance(key, str) and key.lower() == lowered:
-            return value
-    return None
 
 
 def section(obj: Mapping[str, Any], name: str, where: str, *, required: bool = True) -> Any:
