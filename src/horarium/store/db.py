@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -64,3 +68,32 @@ async def migrate(engine: AsyncEngine) -> None:
 
             await conn.execute(text("SELECT pg_advisory_xact_lock(7212345)"))
         await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "head"))
+
+
+_sqlite_write_locks: WeakKeyDictionary[AsyncEngine, asyncio.Lock] = WeakKeyDictionary()
+
+
+@asynccontextmanager
+async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """One write transaction, committed on success and rolled back on any error.
+
+    SQLite has a single writer. Taking the write lock up front (`BEGIN IMMEDIATE`) means a
+    read-then-write never fails on a stale snapshot; and one in-process lock per database,
+    shared by the API and the engine of a process, makes their writers queue in asyncio rather
+    than spin on SQLite's busy timeout. PostgreSQL needs neither.
+    """
+    if engine.dialect.name != "sqlite":
+        async with engine.begin() as conn:
+            yield conn
+        return
+    lock = _sqlite_write_locks.get(engine)
+    if lock is None:
+        lock = _sqlite_write_locks[engine] = asyncio.Lock()
+    async with lock, engine.connect() as conn:
+        await conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            await conn.rollback()
+            raise
+        await conn.commit()
