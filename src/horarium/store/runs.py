@@ -196,6 +196,18 @@ def _chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
         yield items[i : i + size]
 
 
+def _continuing_version(row: Any, info: JobInfo, schedule_set_at: datetime) -> int:
+    """The job version a continuing execution (retry, error action) runs and ends under. An API
+    write that kept the series (its tag still matches: e.g. a PATCH correcting the action between
+    retries) is adopted, so the execution still ends the job; a write that restarted the series
+    is not."""
+    if row.job_version != info.version and row.execution_tag == series_tag(
+        info.id, schedule_set_at, row.repeat_count, row.expected_at
+    ):
+        return info.version
+    return int(row.job_version)
+
+
 def _final_state(attempt: Attempt) -> str | None:
     """The job's state once this attempt is recorded, when it ends the series."""
     if attempt.follow != "finish" or attempt.execution.kind not in (LAST, ONCE):
@@ -462,13 +474,15 @@ class Runs:
         if not taken:
             return []
         infos: dict[int, JobInfo] = {}
+        series_set_at: dict[int, datetime] = {}
         for chunk in _chunks(sorted({t.job_id for t in taken})):
             for row in await conn.execute(
-                select(*self._info_columns)
+                select(*self._info_columns, jobs.c.schedule_set_at)
                 .join(job_collections, job_collections.c.id == jobs.c.collection_id)
                 .where(jobs.c.id.in_(chunk))
             ):
                 infos[row.id] = self._job_info(row)
+                series_set_at[row.id] = row.schedule_set_at
         claimed: list[Claimed] = []
         abandoned: list[int] = []
         for t in taken:
@@ -486,7 +500,7 @@ class Runs:
                     kind=t.kind,
                     repeat=t.repeat_count,
                     expected=t.expected_at,
-                    job_version=t.job_version,
+                    job_version=_continuing_version(t, info, series_set_at[t.job_id]),
                     phase=t.phase,
                     attempt=t.attempt,
                     job=info,
