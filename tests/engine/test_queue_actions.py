@@ -5,8 +5,9 @@ credentials fail and are retried, a StorageQueue error action follows a failed H
 history and status tell the truth, and no SAS token or key shows up in history or responses.
 
 The engine tests use the injected clock (`Scheduler.drain()` runs what is due) on SQLite and
-PostgreSQL; the last test drives a real `horarium serve` process in real time (a few seconds:
-a one-time job that runs at once, retryType None).
+PostgreSQL. The last two are REAL-TIME tests through a `horarium serve` process (about 2 s and
+6 s: one-time jobs that run at once with retryType None; RabbitMQ answers a refused login only
+after 3 s). The whole module takes about 30 s.
 """
 
 from __future__ import annotations
@@ -232,6 +233,35 @@ async def test_sas_token_fixed_between_retries_delivers_and_the_job_completes(
     assert row.ended_at == T0 + timedelta(seconds=30)
     assert row.next_execution_at is None
     assert await store.pending(job) == []
+
+
+@pytest.mark.azurite
+async def test_editing_the_job_while_its_execution_runs_does_not_run_it_twice(
+    store: Store, sink: Sink, queue: str, clock: FakeClock, make_scheduler: Any
+) -> None:
+    """The user fixes the error action's SAS token (a PATCH that keeps the schedule) while the
+    one-time job's HTTP action is in flight: that execution is the job's only one."""
+    sink.delay = 0.3
+    fallback = storage_queue_action(queue, forged(sas_for(queue)))
+    job = await store.add("edited", {"action": http(sink.to("/slow"), errorAction=fallback)})
+    scheduler: Scheduler = make_scheduler()
+
+    running = asyncio.create_task(scheduler.drain())
+    await sink.wait_hits(1)
+    fixed = storage_queue_action(queue, sas_for(queue))
+    corrected = {"action": http(sink.to("/slow"), errorAction=fixed)}
+    async with store.db.begin() as conn:  # what PATCH …/jobs/edited does for an action change
+        await jobs_sql.update_one(conn, job, clock.now(), definition=corrected)
+    await running
+    clock.advance(minutes=5)
+    await scheduler.drain()
+
+    assert len(sink.on("/slow")) == 1
+    [entry] = await store.history(job)
+    assert (entry.action_name, entry.status) == ("MainAction", "Completed")
+    row = await store.job(job)
+    assert (row.state, row.execution_count, row.next_execution_at) == ("Completed", 1, None)
+    assert row.ended_at == T0
 
 
 @pytest.mark.azurite

@@ -136,6 +136,7 @@ class Claimed:
     # JOB_ROW only: where the job's series goes once this execution is recorded.
     next_at: datetime | None = None
     next_repeat: int = 0
+    series_set_at: datetime | None = None  # the series this execution belongs to
 
     @property
     def key(self) -> str:
@@ -376,6 +377,7 @@ class Runs:
                 job=m.due.info,
                 next_at=m.next_at,
                 next_repeat=m.next_repeat,
+                series_set_at=m.due.schedule_set_at,
             )
             for m in made
         ]
@@ -616,7 +618,15 @@ class Runs:
             await self._advance_runs(conn, later, now)
             if first:
                 await conn.execute(
-                    _RECORD_FIRST, [_status_params(job, [a], now) for job, a in _by_job1(first)]
+                    _RECORD_FIRST,
+                    [
+                        {
+                            **_status_params(job, [a], now),
+                            "b_at": a.execution.expected,
+                            "b_set": a.execution.series_set_at,
+                        }
+                        for job, a in _by_job1(first)
+                    ],
                 )
             if later:
                 await conn.execute(
@@ -744,8 +754,10 @@ def _status_statements() -> tuple[Any, Any]:
     """The two job updates of `record`, built once.
 
     After a first attempt (the job row held the lease): the series advances — unless the API
-    redefined the job meanwhile (its version moved on) — and the lease is cleared. After a later
-    attempt: only counters, and the final state when the series has nothing more to run."""
+    redefined the job's timing meanwhile (its version moved on and the row no longer points at
+    this execution of the same series; a PATCH of the action alone keeps both) — and the lease
+    is cleared. After a later attempt: only counters, and the final state when the series has
+    nothing more to run."""
     last = jobs.c.last_execution_at
     started = bindparam("b_t", type_=last.type)
     ending = bindparam("b_end", type_=jobs.c.state.type)
@@ -758,24 +770,32 @@ def _status_statements() -> tuple[Any, Any]:
     }
     now = bindparam("b_now", type_=jobs.c.ended_at.type)
 
-    ends_first = and_(ending.is_not(None), same_version, jobs.c.state == "Enabled")
+    kept = or_(
+        same_version,
+        and_(
+            jobs.c.next_execution_at == bindparam("b_at", type_=jobs.c.next_execution_at.type),
+            jobs.c.schedule_set_at == bindparam("b_set", type_=jobs.c.schedule_set_at.type),
+        ),
+    )
+    enabled_ending = and_(ending.is_not(None), jobs.c.state == "Enabled")
+    ends_first = and_(enabled_ending, kept)
     first = (
         update(jobs)
         .where(jobs.c.id == bindparam("b_id"))
         .values(
             **counters,
             next_execution_at=case(
-                (same_version, bindparam("b_next", type_=jobs.c.next_execution_at.type)),
+                (kept, bindparam("b_next", type_=jobs.c.next_execution_at.type)),
                 else_=jobs.c.next_execution_at,
             ),
-            next_repeat=case((same_version, bindparam("b_rep")), else_=jobs.c.next_repeat),
+            next_repeat=case((kept, bindparam("b_rep")), else_=jobs.c.next_repeat),
             lease_owner=None,
             lease_expires_at=None,
             state=case((ends_first, ending), else_=jobs.c.state),
             ended_at=case((ends_first, now), else_=jobs.c.ended_at),
         )
     )
-    ends_later = and_(ends_first, jobs.c.next_execution_at.is_(None))
+    ends_later = and_(enabled_ending, same_version, jobs.c.next_execution_at.is_(None))
     later = (
         update(jobs)
         .where(jobs.c.id == bindparam("b_id"))
