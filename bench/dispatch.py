@@ -343,7 +343,23 @@ def table(title: str, results: list[Result], ceiling: float | None) -> str:
     return "\n".join(lines)
 
 
+def prepare_process() -> None:
+    """Import everything, then tune the garbage collector as `horarium serve` and `horarium
+    worker` do when their engine starts (`tune_gc`); the three systems run in this process
+    under the same settings."""
+    import apscheduler.schedulers.asyncio  # noqa: F401
+    import sqlalchemy.ext.asyncio  # noqa: F401
+
+    import horarium.actions.runner
+    import horarium.engine.scheduler
+    import horarium.store.db  # noqa: F401
+    from horarium.engine.gc_tuning import tune_gc
+
+    tune_gc()
+
+
 async def main(args: argparse.Namespace) -> None:
+    prepare_process()
     sink, url = start_sink()
     try:
         n = args.jobs

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.config import Settings
+from horarium.engine.gc_tuning import tune_gc
 from horarium.engine.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awai
     actions = Actions(settings)
     await actions.__aenter__()
     scheduler = Scheduler(db, settings, actions)
+    tune_gc()  # the process is up: what exists now lives as long as it does
     scheduler.start()
     _running.add(scheduler)
     log.info("scheduler started (owner %s)", scheduler.runs.owner)
