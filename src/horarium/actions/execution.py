@@ -27,11 +27,10 @@ def bare_name(arm_id: str) -> str:
 def wire_time(moment: datetime) -> str:
     """UTC as .NET's XmlSerializer writes a DateTime: no offset, fraction only when non-zero."""
     if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    base = moment.strftime("%Y-%m-%dT%H:%M:%S")
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
     if moment.microsecond:
-        base += "." + f"{moment.microsecond:06d}".rstrip("0")
-    return base
+        return moment.isoformat().rstrip("0")  # isoformat: strftime's cost, a tenth of it
+    return moment.isoformat()
 
 
 def execution_headers(context: ExecutionContext) -> dict[str, str]:

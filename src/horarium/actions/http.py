@@ -39,6 +39,7 @@ class HttpActions:
     ) -> None:
         self._session = session
         self._timeout = timeout
+        self._client_timeout = aiohttp.ClientTimeout(total=timeout)  # one, shared by requests
         self._certificates = certificates
         self._tokens = tokens
 
@@ -58,13 +59,13 @@ class HttpActions:
 
         ssl_context: ssl.SSLContext | None = None
         auth = lookup(request, "authentication")
-        if isinstance(auth, Mapping):
+        if auth is not None:
+            if not isinstance(auth, Mapping):
+                raise ActionInputError("'request.authentication' must be an object")
             try:
                 ssl_context = await self._authenticate(auth, headers)
             except TokenError as exc:
                 return ActionResult(False, failure_message(host, f"OAuth token: {exc}"))
-        elif auth is not None:
-            raise ActionInputError("'request.authentication' must be an object")
         headers.update(execution_headers(context))
 
         try:
@@ -74,7 +75,7 @@ class HttpActions:
                 headers=headers,
                 data=data,
                 ssl=ssl_context if ssl_context is not None else True,
-                timeout=aiohttp.ClientTimeout(total=self._timeout),
+                timeout=self._client_timeout,
             ) as response:
                 raw = await _read_capped(response.content, READ_LIMIT)
                 charset = response.charset or "utf-8"
