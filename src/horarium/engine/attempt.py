@@ -64,24 +64,24 @@ async def run_attempt(
     step = after_attempt(
         policy_for(action, phase), phase, execution.attempt, result.succeeded, bool(error_action)
     )
-    common: dict[str, Any] = {
-        "execution": execution,
-        "started": started,
-        "ended": ended,
-        "succeeded": result.succeeded,
-        "message": result.message,
-    }
+    succeeded, message = result.succeeded, result.message
+    if isinstance(step, Finish):
+        return Attempt(
+            execution, started, ended, succeeded, message, "finish", faulted=step.faulted
+        )
     if isinstance(step, Retry):
         return Attempt(
-            **common,
-            follow="retry",
+            execution,
+            started,
+            ended,
+            succeeded,
+            message,
+            "retry",
             retry_at=ended + step.delay,
             next_attempt=step.attempt,
         )
-    if isinstance(step, StartErrorAction):
-        return Attempt(**common, follow="error")
-    assert isinstance(step, Finish)
-    return Attempt(**common, follow="finish", faulted=step.faulted)
+    assert isinstance(step, StartErrorAction)
+    return Attempt(execution, started, ended, succeeded, message, "error")
 
 
 def hard_time_limit(http_timeout: float) -> float:

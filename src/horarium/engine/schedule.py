@@ -35,7 +35,7 @@ class Occurrence:
     repeat: int  # ordinal in the series, 1-based: history's repeatCount
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Advance:
     run: Occurrence  # the execution to run now
     last: bool  # it ends the series: nothing comes after it
