@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from horarium.actions.base import ActionResult, ActionRunner, ExecutionContext
 from horarium.engine.clock import Clock
+from horarium.engine.ids import request_id
 from horarium.engine.policy import Finish, Phase, Retry, StartErrorAction, after_attempt, policy_for
 from horarium.store.runs import Attempt, Claimed, JobInfo
 
@@ -44,7 +44,7 @@ async def run_attempt(
         job_id=job_arm_id(execution.job),
         collection_id=collection_arm_id(execution.job),
         execution_tag=execution.tag,
-        client_request_id=str(uuid.uuid4()),
+        client_request_id=request_id(),
         expected_time=execution.expected,
         region=region,
     )

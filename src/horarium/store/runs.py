@@ -234,6 +234,8 @@ class Runs:
         self.sqlite = db.dialect.name == "sqlite"
         self._write_lock = asyncio.Lock()
         self._due_jobs = _due_jobs_query(lock=not self.sqlite)
+        self._due_runs = _due_runs_statement(lock=not self.sqlite)
+        self._held_jobs = _held_jobs_query(lock=not self.sqlite)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -456,30 +458,10 @@ class Runs:
     ) -> list[Claimed]:
         """Claim up to `limit` job_executions rows whose attempt is due (retries, error actions,
         run-now requests, and rows whose holder's lease ran out)."""
-        candidates = (
-            select(job_executions.c.id)
-            .where(job_executions.c.due_at <= now)
-            .order_by(job_executions.c.due_at)
-            .limit(limit)
-        )
-        if not self.sqlite:
-            candidates = candidates.with_for_update(skip_locked=True)
         taken = (
             await conn.execute(
-                update(job_executions)
-                .where(job_executions.c.id.in_(candidates.scalar_subquery()))
-                .values(lease_owner=self.owner, due_at=now + lease)
-                .returning(
-                    job_executions.c.id,
-                    job_executions.c.job_id,
-                    job_executions.c.execution_tag,
-                    job_executions.c.kind,
-                    job_executions.c.repeat_count,
-                    job_executions.c.expected_at,
-                    job_executions.c.job_version,
-                    job_executions.c.phase,
-                    job_executions.c.attempt,
-                )
+                self._due_runs,
+                {"now": now, "limit": limit, "owner": self.owner, "until": now + lease},
             )
         ).all()
         if not taken:
@@ -652,10 +634,8 @@ class Runs:
         holding_jobs: set[int] = set()
         holding_runs: dict[int, tuple[str, int]] = {}
         for chunk in _chunks(job_ids):
-            query = select(jobs.c.id).where(jobs.c.id.in_(chunk), jobs.c.lease_owner == self.owner)
-            if not self.sqlite:
-                query = query.with_for_update()
-            holding_jobs.update((await conn.execute(query)).scalars())
+            held = await conn.execute(self._held_jobs, {"ids": chunk, "owner": self.owner})
+            holding_jobs.update(held.scalars())
         for chunk in _chunks(run_ids):
             query = select(
                 job_executions.c.id, job_executions.c.phase, job_executions.c.attempt
@@ -846,6 +826,47 @@ def _due_jobs_query(lock: bool) -> Any:
     if lock:
         query = query.with_for_update(skip_locked=True, of=jobs)
     return query
+
+
+def _due_runs_statement(lock: bool) -> Any:
+    """Lease job_executions rows due now, oldest first, returning them (built once: every
+    claim round runs it). `lock`: PostgreSQL's `FOR UPDATE SKIP LOCKED` on the candidates."""
+    candidates = (
+        select(job_executions.c.id)
+        .where(job_executions.c.due_at <= bindparam("now", type_=job_executions.c.due_at.type))
+        .order_by(job_executions.c.due_at)
+        .limit(bindparam("limit", type_=Integer()))
+    )
+    if lock:
+        candidates = candidates.with_for_update(skip_locked=True)
+    return (
+        update(job_executions)
+        .where(job_executions.c.id.in_(candidates.scalar_subquery()))
+        .values(
+            lease_owner=bindparam("owner", type_=job_executions.c.lease_owner.type),
+            due_at=bindparam("until", type_=job_executions.c.due_at.type),
+        )
+        .returning(
+            job_executions.c.id,
+            job_executions.c.job_id,
+            job_executions.c.execution_tag,
+            job_executions.c.kind,
+            job_executions.c.repeat_count,
+            job_executions.c.expected_at,
+            job_executions.c.job_version,
+            job_executions.c.phase,
+            job_executions.c.attempt,
+        )
+    )
+
+
+def _held_jobs_query(lock: bool) -> Any:
+    """Which of the jobs `ids` this process still holds (built once: every record runs it)."""
+    query = select(jobs.c.id).where(
+        jobs.c.id.in_(bindparam("ids", expanding=True)),
+        jobs.c.lease_owner == bindparam("owner", type_=jobs.c.lease_owner.type),
+    )
+    return query.with_for_update() if lock else query
 
 
 # Lease due jobs to this process.
