@@ -27,11 +27,12 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
     Integer,
+    String,
     and_,
     bindparam,
     case,
@@ -43,8 +44,10 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.types import TypeEngine
 
 from horarium.store.schema import job_collections, job_executions, job_history, jobs
+from horarium.store.types import UTCDateTime
 
 # Execution kinds: what finishing the execution does to the job's state.
 SCHEDULED = "scheduled"  # an execution of a recurring series with more to come: nothing
@@ -236,6 +239,12 @@ class Runs:
         self._due_jobs = _due_jobs_query(lock=not self.sqlite)
         self._due_runs = _due_runs_statement(lock=not self.sqlite)
         self._held_jobs = _held_jobs_query(lock=not self.sqlite)
+        # Instants of the record statements: on SQLite bound as the stored text, converted once
+        # per value; on PostgreSQL as before, through UTCDateTime.
+        stamp_type: TypeEngine[Any] = String() if self.sqlite else UTCDateTime()
+        self._stamp: Callable[[datetime | None], Any] = _sqlite_stamp if self.sqlite else _as_is
+        self._record_first, self._record_later = _status_statements(stamp_type)
+        self._insert_history = _history_insert(stamp_type)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -585,20 +594,21 @@ class Runs:
             accepted = await self._held(conn, attempts)
             if not accepted:
                 return set()
+            stamp = self._stamp
             await conn.execute(
-                insert(job_history),
+                self._insert_history,
                 [
                     {
-                        "job_id": a.execution.job.id,
-                        "execution_tag": a.execution.tag,
-                        "action_name": "MainAction" if a.execution.phase == MAIN else "ErrorAction",
-                        "status": COMPLETED if a.succeeded else FAILED,
-                        "retry_count": a.execution.attempt,
-                        "repeat_count": a.execution.repeat,
-                        "expected_execution_time": a.execution.expected,
-                        "start_time": a.started,
-                        "end_time": a.ended,
-                        "message": a.message,
+                        "h_job": a.execution.job.id,
+                        "h_tag": a.execution.tag,
+                        "h_action": "MainAction" if a.execution.phase == MAIN else "ErrorAction",
+                        "h_status": COMPLETED if a.succeeded else FAILED,
+                        "h_retry": a.execution.attempt,
+                        "h_repeat": a.execution.repeat,
+                        "h_expected": stamp(a.execution.expected),
+                        "h_start": stamp(a.started),
+                        "h_end": stamp(a.ended),
+                        "h_message": a.message,
                     }
                     for a in accepted
                 ],
@@ -607,22 +617,23 @@ class Runs:
             later = [a for a in accepted if a.execution.source == RUN_ROW]
             await self._continue_first(conn, first, now)
             await self._advance_runs(conn, later, now)
+            bound_now = stamp(now)
             if first:
                 await conn.execute(
-                    _RECORD_FIRST,
+                    self._record_first,
                     [
                         {
-                            **_status_params(job, [a], now),
-                            "b_at": a.execution.expected,
-                            "b_set": a.execution.series_set_at,
+                            **_status_params(job, [a], bound_now, stamp),
+                            "b_at": stamp(a.execution.expected),
+                            "b_set": stamp(a.execution.series_set_at),
                         }
                         for job, a in _by_job1(first)
                     ],
                 )
             if later:
                 await conn.execute(
-                    _RECORD_LATER,
-                    [_status_params(job, group, now) for job, group in _by_job(later)],
+                    self._record_later,
+                    [_status_params(job, group, bound_now, stamp) for job, group in _by_job(later)],
                 )
             return {a.execution.key for a in accepted}
 
@@ -720,9 +731,11 @@ def _by_job(attempts: list[Attempt]) -> list[tuple[int, list[Attempt]]]:
     return sorted(groups.items())
 
 
-def _status_params(job_id: int, group: list[Attempt], now: datetime) -> dict[str, Any]:
+def _status_params(
+    job_id: int, group: list[Attempt], bound_now: Any, stamp: Callable[[datetime | None], Any]
+) -> dict[str, Any]:
     """Status counters: every attempt is an execution, every failed one a failure; an
-    execution that ends faulted adds one to faultedCount."""
+    execution that ends faulted adds one to faultedCount. Instants go through `stamp`."""
     final = [(_final_state(a), a.execution.job_version) for a in group if _final_state(a)]
     head = group[0].execution
     return {
@@ -730,17 +743,17 @@ def _status_params(job_id: int, group: list[Attempt], now: datetime) -> dict[str
         "b_n": len(group),
         "b_f": sum(0 if a.succeeded else 1 for a in group),
         "b_ft": sum(1 for a in group if a.follow == "finish" and a.faulted),
-        "b_t": max(a.started for a in group),
+        "b_t": stamp(max(a.started for a in group)),
         "b_end": final[-1][0] if final else None,
         "b_v": final[-1][1] if final else head.job_version,
-        "b_next": head.next_at,
+        "b_next": stamp(head.next_at),
         "b_rep": head.next_repeat,
-        "b_now": now,
+        "b_now": bound_now,
     }
 
 
-def _status_statements() -> tuple[Any, Any]:
-    """The two job updates of `record`, built once.
+def _status_statements(stamp: TypeEngine[Any]) -> tuple[Any, Any]:
+    """The two job updates of `record`, built once per dialect (instants bound as `stamp`).
 
     After a first attempt (the job row held the lease): the series advances — unless the API
     redefined the job's timing meanwhile (its version moved on and the row no longer points at
@@ -748,7 +761,7 @@ def _status_statements() -> tuple[Any, Any]:
     is cleared. After a later attempt: only counters, and the final state when the series has
     nothing more to run."""
     last = jobs.c.last_execution_at
-    started = bindparam("b_t", type_=last.type)
+    started = bindparam("b_t", type_=stamp)
     ending = bindparam("b_end", type_=jobs.c.state.type)
     same_version = jobs.c.version == bindparam("b_v", type_=jobs.c.version.type)
     counters = {
@@ -757,13 +770,13 @@ def _status_statements() -> tuple[Any, Any]:
         "faulted_count": jobs.c.faulted_count + bindparam("b_ft"),
         "last_execution_at": case((or_(last.is_(None), last < started), started), else_=last),
     }
-    now = bindparam("b_now", type_=jobs.c.ended_at.type)
+    now = bindparam("b_now", type_=stamp)
 
     kept = or_(
         same_version,
         and_(
-            jobs.c.next_execution_at == bindparam("b_at", type_=jobs.c.next_execution_at.type),
-            jobs.c.schedule_set_at == bindparam("b_set", type_=jobs.c.schedule_set_at.type),
+            jobs.c.next_execution_at == bindparam("b_at", type_=stamp),
+            jobs.c.schedule_set_at == bindparam("b_set", type_=stamp),
         ),
     )
     enabled_ending = and_(ending.is_not(None), jobs.c.state == "Enabled")
@@ -774,7 +787,7 @@ def _status_statements() -> tuple[Any, Any]:
         .values(
             **counters,
             next_execution_at=case(
-                (kept, bindparam("b_next", type_=jobs.c.next_execution_at.type)),
+                (kept, bindparam("b_next", type_=stamp)),
                 else_=jobs.c.next_execution_at,
             ),
             next_repeat=case((kept, bindparam("b_rep")), else_=jobs.c.next_repeat),
@@ -797,7 +810,35 @@ def _status_statements() -> tuple[Any, Any]:
     return first, later
 
 
-_RECORD_FIRST, _RECORD_LATER = _status_statements()
+def _history_insert(stamp: TypeEngine[Any]) -> Any:
+    """The history rows of `record` (instants bound as `stamp`), built once per dialect."""
+    return insert(job_history).values(
+        job_id=bindparam("h_job"),
+        execution_tag=bindparam("h_tag"),
+        action_name=bindparam("h_action"),
+        status=bindparam("h_status"),
+        retry_count=bindparam("h_retry"),
+        repeat_count=bindparam("h_repeat"),
+        expected_execution_time=bindparam("h_expected", type_=stamp),
+        start_time=bindparam("h_start", type_=stamp),
+        end_time=bindparam("h_end", type_=stamp),
+        message=bindparam("h_message"),
+    )
+
+
+def _sqlite_stamp(instant: datetime | None) -> str | None:
+    """An instant as SQLite stores it: exactly the text `UTCDateTime` binds there (naive UTC,
+    `YYYY-MM-DD HH:MM:SS.ffffff`), computed once per value rather than once per placeholder
+    (the job update repeats some parameters four times)."""
+    if instant is None:
+        return None
+    if instant.tzinfo is None:
+        raise ValueError("naive datetime given to a UTCDateTime column")
+    return instant.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
+def _as_is(instant: datetime | None) -> datetime | None:
+    return instant
 
 
 def _due_jobs_query(lock: bool) -> Any:
