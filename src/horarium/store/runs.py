@@ -245,6 +245,7 @@ class Runs:
         self._stamp: Callable[[datetime | None], Any] = _sqlite_stamp if self.sqlite else _as_is
         self._record_first, self._record_later = _status_statements(stamp_type)
         self._insert_history = _history_insert(stamp_type)
+        self._compiled: dict[int, tuple[str, list[tuple[bool, Any]]]] = {}  # see `_many`
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -595,7 +596,8 @@ class Runs:
             if not accepted:
                 return set()
             stamp = self._stamp
-            await conn.execute(
+            await self._many(
+                conn,
                 self._insert_history,
                 [
                     {
@@ -619,7 +621,8 @@ class Runs:
             await self._advance_runs(conn, later, now)
             bound_now = stamp(now)
             if first:
-                await conn.execute(
+                await self._many(
+                    conn,
                     self._record_first,
                     [
                         {
@@ -631,11 +634,30 @@ class Runs:
                     ],
                 )
             if later:
-                await conn.execute(
+                await self._many(
+                    conn,
                     self._record_later,
                     [_status_params(job, group, bound_now, stamp) for job, group in _by_job(later)],
                 )
             return {a.execution.key for a in accepted}
+
+    async def _many(
+        self, conn: AsyncConnection, statement: Any, rows: list[dict[str, Any]]
+    ) -> None:
+        """`conn.execute(statement, rows)` (executemany). On SQLite, where every value of the
+        record statements is already what the driver takes (instants as text), the statement's
+        compiled SQL goes to the driver with plain tuples, skipping SQLAlchemy's per-row
+        parameter processing."""
+        if not self.sqlite or not rows:
+            await conn.execute(statement, rows)
+            return
+        found = self._compiled.get(id(statement))
+        if found is None:
+            found = self._compiled[id(statement)] = _positional(statement, conn.dialect, rows[0])
+        sql, plan = found
+        await conn.exec_driver_sql(
+            sql, [tuple([row[x] if given else x for given, x in plan]) for row in rows]
+        )
 
     async def _held(self, conn: AsyncConnection, attempts: Sequence[Attempt]) -> list[Attempt]:
         """The attempts whose execution this process still holds (its lease may have been taken
@@ -824,6 +846,26 @@ def _history_insert(stamp: TypeEngine[Any]) -> Any:
         end_time=bindparam("h_end", type_=stamp),
         message=bindparam("h_message"),
     )
+
+
+def _positional(
+    statement: Any, dialect: Any, row: Mapping[str, Any]
+) -> tuple[str, list[tuple[bool, Any]]]:
+    """The statement's SQL for a positional-parameter driver, and for each placeholder either
+    (True, the row's key) or (False, the constant the statement holds, as the driver takes it).
+    Values given by the rows must need no conversion (their types have no bind processor)."""
+    compiled = statement.compile(dialect=dialect)
+    plan: list[tuple[bool, Any]] = []
+    for name in compiled.positiontup or ():
+        bind = compiled.binds[name]
+        convert = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if name in row:
+            assert convert is None, f"{name}: the driver would need a converted value"
+            plan.append((True, name))
+        else:
+            value = bind.effective_value
+            plan.append((False, convert(value) if convert is not None else value))
+    return compiled.string, plan
 
 
 def _sqlite_stamp(instant: datetime | None) -> str | None:
