@@ -595,7 +595,7 @@ class Runs:
             accepted = await self._held(conn, attempts)
             if not accepted:
                 return set()
-            stamp = self._stamp
+            stamp = _memoized(self._stamp) if self.sqlite else self._stamp
             await self._many(
                 conn,
                 self._insert_history,
@@ -874,9 +874,29 @@ def _sqlite_stamp(instant: datetime | None) -> str | None:
     (the job update repeats some parameters four times)."""
     if instant is None:
         return None
-    if instant.tzinfo is None:
-        raise ValueError("naive datetime given to a UTCDateTime column")
-    return instant.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+    if instant.tzinfo is not UTC:
+        if instant.tzinfo is None:
+            raise ValueError("naive datetime given to a UTCDateTime column")
+        instant = instant.astimezone(UTC)
+    return instant.isoformat(" ", "microseconds")[:26]  # without "+00:00"
+
+
+def _memoized(
+    stamp: Callable[[datetime | None], Any],
+) -> Callable[[datetime | None], Any]:
+    """`stamp` converting each distinct instant once (a batch repeats many: the due time of
+    jobs due together, the series' start, an attempt's start in both statements)."""
+    seen: dict[datetime, Any] = {}
+
+    def once(instant: datetime | None) -> Any:
+        if instant is None:
+            return None
+        found = seen.get(instant)
+        if found is None:
+            found = seen[instant] = stamp(instant)
+        return found
+
+    return once
 
 
 def _as_is(instant: datetime | None) -> datetime | None:
