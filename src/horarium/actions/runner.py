@@ -98,7 +98,10 @@ class Actions:
         except Exception as exc:  # a failed execution is a result, whatever went wrong
             log.exception("%s failed unexpectedly", label)
             result = ActionResult(False, f"{label} - unexpected error: {type(exc).__name__}: {exc}")
-        return ActionResult(result.succeeded, redact(result.message, secrets_of(action)))
+        secrets = secrets_of(action)
+        if not secrets:  # the common case: nothing to mask
+            return result
+        return ActionResult(result.succeeded, redact(result.message, secrets))
 
     def _start(
         self, key: str, action: Mapping[str, Any], context: ExecutionContext
