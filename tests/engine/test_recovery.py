@@ -180,8 +180,9 @@ async def test_a_process_that_lost_its_lease_does_not_record_twice(
     await heir.drain()  # takes over and finishes the execution
 
     from horarium.engine.attempt import run_attempt
+    from horarium.engine.watchdog import Watchdog
 
-    late = await run_attempt(actions, held, clock, "r", 5)
+    late = await run_attempt(actions, held, clock, "r", Watchdog(5))
     assert await slow.runs.record([late], clock.now()) == set()
     assert len(await store.history(job)) == 1
     assert (await store.job(job)).execution_count == 1

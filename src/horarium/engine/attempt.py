@@ -12,6 +12,7 @@ from horarium.actions.base import ActionResult, ActionRunner, ExecutionContext
 from horarium.engine.clock import Clock
 from horarium.engine.ids import request_id
 from horarium.engine.policy import Finish, Phase, Retry, StartErrorAction, after_attempt, policy_for
+from horarium.engine.watchdog import Watchdog
 from horarium.store.runs import Attempt, Claimed, JobInfo
 
 log = logging.getLogger(__name__)
@@ -33,9 +34,10 @@ async def run_attempt(
     execution: Claimed,
     clock: Clock,
     region: str,
-    time_limit: float,
+    watchdog: Watchdog,
 ) -> Attempt:
-    """Run the execution's next attempt with the job's current definition."""
+    """Run the execution's next attempt with the job's current definition; the watchdog ends
+    an action that outlives its time limit."""
     action: Mapping[str, Any] = execution.job.definition.get("action") or {}
     phase = Phase(execution.phase)
     error_action = action.get("errorAction")
@@ -52,11 +54,17 @@ async def run_attempt(
     if not target:
         result = ActionResult(False, "The job has no errorAction any more; nothing was run.")
     else:
+        task = watchdog.start()
+        expired = False
         try:
-            async with asyncio.timeout(time_limit):
+            try:
                 result = await actions.run(target, context)
-        except TimeoutError:
-            result = ActionResult(False, f"The action did not finish within {time_limit:g} s.")
+            finally:
+                expired = watchdog.stop(task)
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            result = ActionResult(False, f"The action did not finish within {watchdog.limit:g} s.")
         except Exception as exc:  # an action must not take the engine down
             log.exception("action of job %s raised", context.job_id)
             result = ActionResult(False, f"Internal error: {type(exc).__name__}: {exc}")

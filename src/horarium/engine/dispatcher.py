@@ -21,6 +21,7 @@ from horarium.engine.clock import Clock
 from horarium.engine.making import Maker
 from horarium.engine.owners import is_gone
 from horarium.engine.recorder import Recorder
+from horarium.engine.watchdog import Watchdog
 from horarium.store.runs import JOB_ROW, Claimed, Runs
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class Dispatcher:
         self._runs = runs
         self._actions = actions
         self._settings = settings
+        self._watchdog = Watchdog(hard_time_limit(settings.http_timeout))
         self._clock = clock
         self._recorder = recorder
         self._maker = maker
@@ -197,7 +199,7 @@ class Dispatcher:
                 execution,
                 self._clock,
                 self._settings.region,
-                hard_time_limit(self._settings.http_timeout),
+                self._watchdog,
             )
             accepted = await self._recorder.record(attempt)
             if accepted and attempt.follow == "error":
