@@ -20,7 +20,6 @@ process's writers queue in asyncio rather than in SQLite's busy handler).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import time
 import uuid
@@ -46,6 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.types import TypeEngine
 
+from horarium.store.db import write_transaction
 from horarium.store.schema import job_collections, job_executions, job_history, jobs
 from horarium.store.types import UTCDateTime
 
@@ -235,7 +235,6 @@ class Runs:
         self.db = db
         self.owner = owner
         self.sqlite = db.dialect.name == "sqlite"
-        self._write_lock = asyncio.Lock()
         self._due_jobs = _due_jobs_query(lock=not self.sqlite)
         self._due_runs = _due_runs_statement(lock=not self.sqlite)
         self._held_jobs = _held_jobs_query(lock=not self.sqlite)
@@ -249,19 +248,10 @@ class Runs:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
-        """A write transaction; on SQLite it holds the database's write lock from the start."""
-        if self.sqlite:
-            async with self._write_lock, self.db.connect() as conn:
-                await conn.exec_driver_sql("BEGIN IMMEDIATE")
-                try:
-                    yield conn
-                except BaseException:
-                    await conn.rollback()
-                    raise
-                await conn.commit()
-        else:
-            async with self.db.begin() as conn:
-                yield conn
+        """A write transaction (`store.db.write_transaction`: on SQLite the database's write lock
+        is taken up front, under the process's one lock shared with the API)."""
+        async with write_transaction(self.db) as conn:
+            yield conn
 
     _info_columns = (
         jobs.c.id,
