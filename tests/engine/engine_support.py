@@ -10,12 +10,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aiohttp import web
-from sqlalchemy import insert, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.config import Settings
+from horarium.model.names import CollectionName
 from horarium.recurrence import plan
-from horarium.store.schema import job_collections, job_executions, job_history, jobs
+from horarium.store import collections as collections_store
+from horarium.store import jobs as jobs_store
+from horarium.store.schema import job_executions, job_history, jobs
 
 T0 = datetime(2030, 1, 7, 9, 0, 0, tzinfo=UTC)  # a Monday
 
@@ -105,24 +108,15 @@ class Store:
     async def collection(self) -> int:
         if self._collection is None:
             async with self.db.begin() as conn:
-                self._collection = (
-                    await conn.execute(
-                        insert(job_collections)
-                        .values(
-                            key="sub/rg/coll",
-                            subscription_id="sub",
-                            resource_group="rg",
-                            name="coll",
-                            location="West US",
-                            state="Enabled",
-                            sku="Standard",
-                            document={},
-                            created_at=T0,
-                            updated_at=T0,
-                        )
-                        .returning(job_collections.c.id)
-                    )
-                ).scalar_one()
+                self._collection = await collections_store.insert_one(
+                    conn,
+                    CollectionName("sub", "rg", "coll"),
+                    location="West US",
+                    state="Enabled",
+                    sku="Standard",
+                    document={},
+                    now=T0,
+                )
         return self._collection
 
     async def add(self, name: str, properties: dict[str, Any], created: datetime = T0) -> int:
@@ -131,24 +125,14 @@ class Store:
         state = properties.get("state", "Enabled")
         first = plan(properties, created=created).first if state == "Enabled" else None
         async with self.db.begin() as conn:
-            return int(
-                (
-                    await conn.execute(
-                        insert(jobs)
-                        .values(
-                            collection_id=collection,
-                            key=name.lower(),
-                            name=name,
-                            definition=properties,
-                            state=state,
-                            schedule_set_at=created,
-                            created_at=created,
-                            updated_at=created,
-                            next_execution_at=first,
-                        )
-                        .returning(jobs.c.id)
-                    )
-                ).scalar_one()
+            return await jobs_store.insert_one(
+                conn,
+                collection_id=collection,
+                name=name,
+                definition=properties,
+                state=state,
+                next_execution_at=first,
+                now=created,
             )
 
     async def set_state(self, job_id: int, state: str, now: datetime) -> None:
