@@ -57,6 +57,8 @@ class Sink:
     planned: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     delay: float = 0.0
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    answering: int = 0  # requests being answered now
+    most_answering: int = 0  # the most answered at the same time
 
     async def wait_hits(self, n: int) -> None:
         """Until at least `n` requests have arrived (at most 10 s)."""
@@ -79,8 +81,13 @@ class Sink:
         body = await request.text()
         self.hits.append(Hit(request.path, dict(request.headers), body))
         self.arrived.set()
-        if self.delay:
-            await asyncio.sleep(self.delay)
+        self.answering += 1
+        self.most_answering = max(self.most_answering, self.answering)
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+        finally:
+            self.answering -= 1
         statuses = self.planned.get(request.path) or [200]
         status = statuses.pop(0) if len(statuses) > 1 else statuses[0]
         return web.Response(status=status, text=f"answer {status} from {request.path}")

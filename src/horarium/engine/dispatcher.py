@@ -2,16 +2,23 @@
 
 One loop per process. Each round it claims pending executions (retries, error actions, run-now
 requests, executions whose holder died), then turns due jobs into executions, up to the free
-slots (`max_in_flight`), and starts one asyncio task per execution. It sleeps until the earliest
-thing that can become due (at most `poll_interval`), or until woken: by the API after a write,
-by a finished execution that starts an error action, or by slots freeing up after a full round.
-Leases of running executions are renewed every third of the lease.
+slots (`max_in_flight`) plus one batch held ready, and starts one asyncio task per execution.
+It sleeps until the earliest thing that can become due (at most `poll_interval`), or until
+woken: by the API after a write, by a finished execution that starts an error action, or by the
+ready batch running low after a full round.
+
+The ready batch is what keeps a busy process busy: an execution that ends hands its slot to a
+ready one at once, while the next claim (a transaction that waits its turn behind the recorder's)
+is under way. Without it every slot freed waited for a claim, and in a burst the number running
+fell to a handful between claims. Leases of running and ready executions are renewed every
+third of the lease.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from datetime import timedelta
 
 from horarium.actions.base import ActionRunner
@@ -54,6 +61,8 @@ class Dispatcher:
         self._capacity = max(settings.max_in_flight, 1)
         self._batch = max(min(settings.batch_size, self._capacity), 1)
         self._running: dict[str, tuple[Claimed, asyncio.Task[None]]] = {}
+        self._ready: deque[Claimed] = deque()  # claimed, waiting for a slot
+        self._starts = 0  # attempts started so far
         self._wake = asyncio.Event()
         self._woken = False
         self._full = False  # the last round stopped for lack of slots: more work may be due
@@ -91,6 +100,8 @@ class Dispatcher:
         if self._running:
             await asyncio.wait(self._tasks(), timeout=SHUTDOWN_WAIT)
         unfinished = [claimed for claimed, _ in self._running.values()]
+        unfinished.extend(self._ready)
+        self._ready.clear()
         for task in self._tasks():
             task.cancel()
         if self._running:
@@ -107,14 +118,14 @@ class Dispatcher:
     async def drain(self) -> int:
         """Run everything due now to the end (tests and tools); returns the attempts made."""
         await self._recover()
-        total = 0
+        first = self._starts
         while True:
-            started = await self._fill()
-            total += started
-            if self._running:
+            before = self._starts
+            await self._fill()
+            while self._running:  # ending executions start the ready ones
                 await asyncio.wait(self._tasks())
-            if not started and not self._running:
-                return total
+            if self._starts == before and not self._ready:
+                return self._starts - first
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -157,37 +168,56 @@ class Dispatcher:
         next_due = await self._runs.next_due()
         if next_due is None:
             return poll
-        seconds = (next_due - LOOKAHEAD - self._clock.now()).total_seconds()
-        if seconds <= 0:
-            # Fell due while this round ran: go again. Due but not claimable (the last round
-            # found nothing): do not spin.
-            return 0.0 if started else poll
-        return min(seconds, poll)
+        now = self._clock.now()
+        seconds = (next_due - LOOKAHEAD - now).total_seconds()
+        if seconds > 0:
+            return min(seconds, poll)
+        ahead = (next_due - now).total_seconds()
+        if ahead > 0:
+            # Within the look-ahead, but the round's claim (its horizon read a moment ago)
+            # missed it: the timer woke a little early, as event-loop timers may. Look again
+            # by its due time rather than a poll interval later.
+            return min(ahead, poll)
+        # Fell due while this round ran: go again. Due but not claimable (the last round found
+        # nothing): do not spin.
+        return 0.0 if started else poll
+
+    def _wanted(self) -> int:
+        """How many more executions to claim: the free slots and one batch held ready."""
+        return self._capacity + self._batch - len(self._running) - len(self._ready)
 
     async def _fill(self) -> int:
-        """Claim and start work while slots are free; returns how many attempts started."""
-        started = 0
+        """Claim work while slots are free or the ready batch is short, and start what fits;
+        returns how many attempts started."""
+        started = self._start_ready()
         self._full = False
         while not self._stopping:
-            free = self._capacity - len(self._running)
-            if free <= 0:
+            want = min(self._wanted(), self._batch)
+            if want <= 0:
                 self._full = True
                 break
-            want = min(free, self._batch)
             now = self._clock.now()
             claimed = await self._runs.claim(
                 now, want, self._lease, self._maker.decider(now), now + LOOKAHEAD
             )
-            for execution in claimed:
-                self._start(execution)
-            started += len(claimed)
+            self._ready.extend(claimed)
+            started += self._start_ready()
             if len(claimed) < want:
                 break
+        return started
+
+    def _start_ready(self) -> int:
+        """Start ready executions while slots are free."""
+        started = 0
+        while self._ready and len(self._running) < self._capacity:
+            self._start(self._ready.popleft())
+            started += 1
         return started
 
     def _start(self, execution: Claimed) -> None:
         task = asyncio.create_task(self._execute(execution), name=f"horarium-{execution.key}")
         self._running[execution.key] = (execution, task)
+        self._starts += 1
 
     async def _execute(self, execution: Claimed) -> None:
         try:
@@ -208,9 +238,9 @@ class Dispatcher:
             log.exception("execution %s failed in the engine; it will be retried", execution.id)
         finally:
             self._running.pop(execution.key, None)
-            if self._full and not self._stopping:
-                free = self._capacity - len(self._running)
-                if free >= max(self._batch // 2, 1) or not self._running:
+            if not self._stopping:
+                self._start_ready()
+                if self._full and (self._wanted() >= max(self._batch // 2, 1) or not self._running):
                     self._wake.set()
 
     def _tasks(self) -> list[asyncio.Task[None]]:
@@ -220,9 +250,10 @@ class Dispatcher:
         interval = max(self._settings.lease_seconds / 3, 0.05)
         while True:
             await asyncio.sleep(interval)
-            if self._running:
+            if self._running or self._ready:
                 try:
                     held = [claimed for claimed, _ in self._running.values()]
+                    held.extend(self._ready)
                     await self._runs.renew(held, self._clock.now() + self._lease)
                 except Exception:
                     log.exception("lease renewal failed")
