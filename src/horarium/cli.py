@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from horarium.config import Settings
+from horarium.loops import LOOPS
 
 _DEFAULTS = Settings()
 
@@ -96,6 +97,14 @@ def _service_options(f: Callable[..., Any]) -> Callable[..., Any]:
             type=int,
             envvar="HORARIUM_MAX_IN_FLIGHT",
             help="Executions running at once in this process.",
+        ),
+        click.option(
+            "--loop",
+            default=_DEFAULTS.loop,
+            show_default=True,
+            type=click.Choice(LOOPS),
+            envvar="HORARIUM_LOOP",
+            help="Event loop: auto takes uvloop when it is installed, else asyncio's own.",
         ),
         click.option(
             "--region",

@@ -19,6 +19,7 @@ class Settings:
     batch_size: int = 200  # executions claimed per round
     lease_seconds: float = 300.0  # how long a claim is held before another worker may take it over
     max_in_flight: int = 500  # concurrent executions per process
+    loop: str = "auto"  # event loop: auto (uvloop when installed), asyncio, uvloop
     region: str = "local"  # x-ms-scheduler-execution-region
     aad_authority: str = "https://login.microsoftonline.com"
     storage_queue_url: str = "https://{account}.queue.core.windows.net"

@@ -13,6 +13,7 @@ from sqlalchemy.engine import make_url
 
 from horarium.api.app import create_api
 from horarium.config import Settings
+from horarium.loops import running_loop_name
 from horarium.store.access import Store
 from horarium.store.db import create_engine, migrate
 
@@ -37,7 +38,8 @@ def create_app(settings: Settings) -> FastAPI:
             shown = make_url(settings.database_url).render_as_string(hide_password=True)
             print(
                 f"Horarium listening on http://{settings.host}:{settings.port}"
-                f" (database {shown}; scheduler {'on' if stop else 'off'})",
+                f" (database {shown}; scheduler {'on' if stop else 'off'};"
+                f" event loop {running_loop_name()})",
                 flush=True,
             )
             yield
@@ -56,6 +58,7 @@ def serve(settings: Settings) -> None:
         host=settings.host,
         port=settings.port,
         workers=1,
+        loop=settings.loop,  # uvicorn reads auto / asyncio / uvloop as `horarium.loops` does
         log_level="info",
         lifespan="on",
         server_header=False,

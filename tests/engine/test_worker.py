@@ -32,10 +32,19 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
             yield url
 
 
-def start_worker(database: str, log: Path) -> subprocess.Popen[bytes]:
+def start_worker(database: str, log: Path, loop: str) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "horarium.cli", "worker", "--database", database],
+            [
+                sys.executable,
+                "-m",
+                "horarium.cli",
+                "worker",
+                "--database",
+                database,
+                "--loop",
+                loop,
+            ],
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -46,11 +55,15 @@ def test_workers_run_every_job_exactly_once(database: str, tmp_path: Path) -> No
     servers = LiveServers()
     sink = Recorder()
     url = servers.sink(sink)
-    count = 2 if database.startswith("postgresql") else 1
+    # One worker on SQLite; on PostgreSQL two, one on each event loop.
+    loops = ["uvloop", "asyncio"] if database.startswith("postgresql") else ["auto"]
     workers: list[subprocess.Popen[bytes]] = []
     try:
         with running_server(tmp_path / "api", database=database, engine=False) as api_server:
-            workers = [start_worker(database, tmp_path / f"worker{i}.log") for i in range(count)]
+            workers = [
+                start_worker(database, tmp_path / f"worker{i}.log", loop)
+                for i, loop in enumerate(loops)
+            ]
             http = httpx.Client(base_url=api_server.base_url, timeout=30)
             body = {"location": "West US", "properties": {"sku": {"name": "P20Premium"}}}
             assert http.put(COLLECTION, params=API, json=body).status_code == 201
@@ -74,6 +87,9 @@ def test_workers_run_every_job_exactly_once(database: str, tmp_path: Path) -> No
         for worker in workers:
             worker.send_signal(signal.SIGTERM)
             assert worker.wait(20) == 0
+        for i, loop in enumerate(loops):
+            shown = "uvloop" if loop == "auto" else loop
+            assert f"event loop {shown})" in (tmp_path / f"worker{i}.log").read_text()
     finally:
         for worker in workers:
             if worker.poll() is None:

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.config import Settings
 from horarium.engine.gc_tuning import tune_gc
 from horarium.engine.scheduler import Scheduler
+from horarium.loops import loop_factory, running_loop_name
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,9 @@ async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awai
     tune_gc()  # the process is up: what exists now lives as long as it does
     scheduler.start()
     _running.add(scheduler)
-    log.info("scheduler started (owner %s)", scheduler.runs.owner)
+    log.info(
+        "scheduler started (owner %s, event loop %s)", scheduler.runs.owner, running_loop_name()
+    )
 
     async def stop() -> None:
         _running.discard(scheduler)
@@ -73,4 +76,5 @@ def run_worker(settings: Settings) -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    asyncio.run(_worker(settings))
+    with asyncio.Runner(loop_factory=loop_factory(settings.loop)) as runner:
+        runner.run(_worker(settings))
