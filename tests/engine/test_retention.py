@@ -105,7 +105,11 @@ async def test_engine_queries_use_indexes_not_table_scans(
     for i in range(5):
         await store.add(f"j{i}", {"action": http(sink.plan(f"/{i}", 500, 200))})
     scheduler: Scheduler = make_scheduler()
-    event.listen(db.sync_engine, "before_cursor_execute", capture)
+    # The API's engine (retention writes through it) and the engine's own connection to the
+    # file, on its writer thread (`horarium.store.transact`).
+    engines = [db.sync_engine, scheduler.runs.transactor.sync_engine]
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", capture)
     try:
         await scheduler.drain()
         clock.advance(seconds=30)
@@ -113,7 +117,8 @@ async def test_engine_queries_use_indexes_not_table_scans(
         await clean_once(scheduler.runs, clock, set(scheduler.touched_jobs))
         await scheduler.runs.next_due()
     finally:
-        event.remove(db.sync_engine, "before_cursor_execute", capture)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", capture)
     assert len(statements) > 10
     async with db.connect() as conn:
         for sql, params in statements:

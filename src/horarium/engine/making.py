@@ -68,6 +68,8 @@ class Maker:
     def _made(self, due: DueJob, step: Advance, recurring: bool) -> Made:
         kind = ONCE if not recurring else (LAST if step.last else SCHEDULED)
         if step.postponed:
+            # `decide` runs inside the claim transaction, on SQLite on the writer thread:
+            # set.add is atomic, as are the cleanup's copy-and-remove of this set.
             self._touched.add(due.info.id)
         return Made(
             due=due,

@@ -57,6 +57,7 @@ class Scheduler:
             except asyncio.CancelledError:
                 pass
         await self.dispatcher.stop()
+        await self.runs.close()
 
     async def drain(self) -> int:
         """Run everything due at the clock's current time to the end (tests, tools)."""

@@ -11,8 +11,9 @@ from weakref import WeakKeyDictionary
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import create_engine as sa_create_engine
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -73,6 +74,22 @@ async def migrate(engine: AsyncEngine) -> None:
 _sqlite_write_locks: WeakKeyDictionary[AsyncEngine, asyncio.Lock] = WeakKeyDictionary()
 
 
+def sqlite_write_lock(engine: AsyncEngine) -> asyncio.Lock:
+    """The process's one lock for writing to this SQLite database (API and engine alike)."""
+    lock = _sqlite_write_locks.get(engine)
+    if lock is None:
+        lock = _sqlite_write_locks[engine] = asyncio.Lock()
+    return lock
+
+
+def sync_sqlite_engine(engine: AsyncEngine) -> Engine:
+    """A blocking engine on the same SQLite file, with the same settings (for work done on a
+    thread of its own: `horarium.store.transact`)."""
+    sync = sa_create_engine(engine.url.set(drivername="sqlite+pysqlite"))
+    event.listen(sync, "connect", _sqlite_pragmas)
+    return sync
+
+
 @asynccontextmanager
 async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     """One write transaction, committed on success and rolled back on any error.
@@ -86,10 +103,7 @@ async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnectio
         async with engine.begin() as conn:
             yield conn
         return
-    lock = _sqlite_write_locks.get(engine)
-    if lock is None:
-        lock = _sqlite_write_locks[engine] = asyncio.Lock()
-    async with lock, engine.connect() as conn:
+    async with sqlite_write_lock(engine), engine.connect() as conn:
         await conn.exec_driver_sql("BEGIN IMMEDIATE")
         try:
             yield conn

@@ -42,11 +42,13 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.types import TypeEngine
 
 from horarium.store.db import write_transaction
 from horarium.store.schema import job_collections, job_executions, job_history, jobs
+from horarium.store.transact import Transactor
 from horarium.store.types import UTCDateTime
 
 # Execution kinds: what finishing the execution does to the job's state.
@@ -245,6 +247,15 @@ class Runs:
         self._record_first, self._record_later = _status_statements(stamp_type)
         self._insert_history = _history_insert(stamp_type)
         self._compiled: dict[int, tuple[str, list[tuple[bool, Any]]]] = {}  # see `_many`
+        self._tx = Transactor(db)
+
+    async def close(self) -> None:
+        """Let go of what the transactions run on (SQLite: the writer thread's connection)."""
+        await self._tx.close()
+
+    @property
+    def transactor(self) -> Transactor:
+        return self._tx
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -289,13 +300,14 @@ class Runs:
     ) -> list[Claimed]:
         """One round's claim, in one transaction: job_executions rows due now first (they are
         older: retries, error actions, run-now, abandoned work), then due jobs, `limit` in all."""
-        async with self.write() as conn:
-            claimed = await self._claim_runs(conn, now, limit, lease)
+
+        def work(conn: Connection) -> list[Claimed]:
+            claimed = self._claim_runs(conn, now, limit, lease)
             if len(claimed) < limit:
-                claimed += await self._claim_jobs(
-                    conn, now, limit - len(claimed), lease, decide, horizon
-                )
+                claimed += self._claim_jobs(conn, now, limit - len(claimed), lease, decide, horizon)
             return claimed
+
+        return await self._tx.write(work)
 
     async def claim_jobs(
         self,
@@ -305,16 +317,16 @@ class Runs:
         decide: Callable[[DueJob], Made | Broken],
         horizon: datetime | None = None,
     ) -> list[Claimed]:
-        async with self.write() as conn:
-            return await self._claim_jobs(conn, now, limit, lease, decide, horizon)
+        return await self._tx.write(
+            lambda conn: self._claim_jobs(conn, now, limit, lease, decide, horizon)
+        )
 
     async def claim_runs(self, now: datetime, limit: int, lease: timedelta) -> list[Claimed]:
-        async with self.write() as conn:
-            return await self._claim_runs(conn, now, limit, lease)
+        return await self._tx.write(lambda conn: self._claim_runs(conn, now, limit, lease))
 
-    async def _claim_jobs(
+    def _claim_jobs(
         self,
-        conn: AsyncConnection,
+        conn: Connection,
         now: datetime,
         limit: int,
         lease: timedelta,
@@ -326,9 +338,7 @@ class Runs:
         `decide` (pure) says which execution runs — the latest one due when executions were
         missed; those are written as Postponed history here, in the same transaction."""
         rows = (
-            await conn.execute(
-                self._due_jobs, {"horizon": horizon or now, "now": now, "limit": limit}
-            )
+            conn.execute(self._due_jobs, {"horizon": horizon or now, "now": now, "limit": limit})
         ).all()
         if not rows:
             return []
@@ -371,9 +381,9 @@ class Runs:
                 break  # long catch-ups (missed executions): the rest wait for the next round
         until = now + lease
         for chunk in _chunks([m.due.info.id for m in made]):
-            await conn.execute(_LEASE_JOBS, {"ids": chunk, "owner": self.owner, "until": until})
-        await self._postpone(conn, [m for m in made if m.postponed], now)
-        await self._fault_broken(conn, broken, now)
+            conn.execute(_LEASE_JOBS, {"ids": chunk, "owner": self.owner, "until": until})
+        self._postpone(conn, [m for m in made if m.postponed], now)
+        self._fault_broken(conn, broken, now)
         return [
             Claimed(
                 source=JOB_ROW,
@@ -393,11 +403,11 @@ class Runs:
             for m in made
         ]
 
-    async def _postpone(self, conn: AsyncConnection, made: list[Made], now: datetime) -> None:
+    def _postpone(self, conn: Connection, made: list[Made], now: datetime) -> None:
         """Missed executions: history says Postponed, and the job row now points at the one
         that runs (so that a replay after a crash runs that one, not the missed ones again)."""
         for m in made:
-            await conn.execute(
+            conn.execute(
                 update(jobs)
                 .where(jobs.c.id == m.due.info.id)
                 .values(next_execution_at=m.expected, next_repeat=m.repeat)
@@ -419,14 +429,12 @@ class Runs:
             for i, (expected, repeat) in enumerate(m.postponed)
         ]
         for chunk in _chunks(history):
-            await conn.execute(insert(job_history), list(chunk))
+            conn.execute(insert(job_history), list(chunk))
 
-    async def _fault_broken(
-        self, conn: AsyncConnection, broken: list[Broken], now: datetime
-    ) -> None:
+    def _fault_broken(self, conn: Connection, broken: list[Broken], now: datetime) -> None:
         for b in broken:
             info = b.due.info
-            await conn.execute(
+            conn.execute(
                 update(jobs)
                 .where(jobs.c.id == info.id)
                 .values(
@@ -437,7 +445,7 @@ class Runs:
                     lease_expires_at=None,
                 )
             )
-            await conn.execute(
+            conn.execute(
                 insert(job_history).values(
                     job_id=info.id,
                     action_name="MainAction",
@@ -453,13 +461,13 @@ class Runs:
 
     # -- claiming continuing executions and run-now requests -------------------------------------
 
-    async def _claim_runs(
-        self, conn: AsyncConnection, now: datetime, limit: int, lease: timedelta
+    def _claim_runs(
+        self, conn: Connection, now: datetime, limit: int, lease: timedelta
     ) -> list[Claimed]:
         """Claim up to `limit` job_executions rows whose attempt is due (retries, error actions,
         run-now requests, and rows whose holder's lease ran out)."""
         taken = (
-            await conn.execute(
+            conn.execute(
                 self._due_runs,
                 {"now": now, "limit": limit, "owner": self.owner, "until": now + lease},
             )
@@ -469,7 +477,7 @@ class Runs:
         infos: dict[int, JobInfo] = {}
         series_set_at: dict[int, datetime] = {}
         for chunk in _chunks(sorted({t.job_id for t in taken})):
-            for row in await conn.execute(
+            for row in conn.execute(
                 select(*self._info_columns, jobs.c.schedule_set_at)
                 .join(job_collections, job_collections.c.id == jobs.c.collection_id)
                 .where(jobs.c.id.in_(chunk))
@@ -500,7 +508,7 @@ class Runs:
                 )
             )
         for chunk in _chunks(abandoned):
-            await conn.execute(delete(job_executions).where(job_executions.c.id.in_(chunk)))
+            conn.execute(delete(job_executions).where(job_executions.c.id.in_(chunk)))
         return claimed
 
     # -- leases ---------------------------------------------------------------------------------
@@ -509,15 +517,16 @@ class Runs:
         """Extend this process's leases on executions still running."""
         job_ids = [c.id for c in held if c.source == JOB_ROW]
         run_ids = [c.id for c in held if c.source == RUN_ROW]
-        async with self.write() as conn:
+
+        def work(conn: Connection) -> None:
             for chunk in _chunks(job_ids):
-                await conn.execute(
+                conn.execute(
                     update(jobs)
                     .where(jobs.c.id.in_(chunk), jobs.c.lease_owner == self.owner)
                     .values(lease_expires_at=until)
                 )
             for chunk in _chunks(run_ids):
-                await conn.execute(
+                conn.execute(
                     update(job_executions)
                     .where(
                         job_executions.c.id.in_(chunk),
@@ -525,6 +534,8 @@ class Runs:
                     )
                     .values(due_at=until)
                 )
+
+        await self._tx.write(work)
 
     async def release(self, held: Sequence[Claimed], now: datetime) -> None:
         """Give back executions this process holds but will not finish (shutting down): their
@@ -535,42 +546,46 @@ class Runs:
         """End, now, the leases of owners known to be gone (`gone(owner)`), so their executions
         are taken over at once. Leased rows lie in the due range of the indexes (a job is leased
         once due; a leased row's due_at is its lease expiry), so this reads no idle job."""
-        async with self.write() as conn:
-            held_jobs = await conn.execute(
+
+        def work(conn: Connection) -> int:
+            held_jobs = conn.execute(
                 select(jobs.c.id, jobs.c.lease_owner).where(
                     jobs.c.next_execution_at <= now, jobs.c.lease_owner.is_not(None)
                 )
             )
             job_ids = [row.id for row in held_jobs if gone(row.lease_owner)]
-            held_runs = await conn.execute(
+            held_runs = conn.execute(
                 select(job_executions.c.id, job_executions.c.lease_owner).where(
                     job_executions.c.due_at > now, job_executions.c.lease_owner.is_not(None)
                 )
             )
             run_ids = [row.id for row in held_runs if gone(row.lease_owner)]
             for chunk in _chunks(job_ids):
-                await conn.execute(
-                    update(jobs).where(jobs.c.id.in_(chunk)).values(lease_expires_at=now)
-                )
+                conn.execute(update(jobs).where(jobs.c.id.in_(chunk)).values(lease_expires_at=now))
             for chunk in _chunks(run_ids):
-                await conn.execute(
+                conn.execute(
                     update(job_executions).where(job_executions.c.id.in_(chunk)).values(due_at=now)
                 )
-        return len(job_ids) + len(run_ids)
+            return len(job_ids) + len(run_ids)
+
+        return await self._tx.write(work)
 
     async def next_due(self) -> datetime | None:
         """The earliest instant new work falls due (a job's next execution that nobody holds,
         a retry, a run-now request, a lease expiry): how long the dispatcher may sleep."""
-        async with self.db.connect() as conn:
+
+        def work(conn: Connection) -> tuple[datetime | None, datetime | None]:
             job_at = (
-                await conn.execute(
+                conn.execute(
                     select(func.min(jobs.c.next_execution_at)).where(
                         jobs.c.next_execution_at.is_not(None), jobs.c.lease_owner.is_(None)
                     )
                 )
             ).scalar()
-            run_at = (await conn.execute(select(func.min(job_executions.c.due_at)))).scalar()
-        times = [t for t in (job_at, run_at) if t is not None]
+            run_at = (conn.execute(select(func.min(job_executions.c.due_at)))).scalar()
+            return job_at, run_at
+
+        times = [t for t in await self._tx.read(work) if t is not None]
         return min(times) if times else None
 
     # -- recording attempts ---------------------------------------------------------------------
@@ -581,75 +596,75 @@ class Runs:
         process still holds are written; returns their keys."""
         if not attempts:
             return set()
-        async with self.write() as conn:
-            accepted = await self._held(conn, attempts)
-            if not accepted:
-                return set()
-            stamp = _memoized(self._stamp) if self.sqlite else self._stamp
-            await self._many(
+        return await self._tx.write(lambda conn: self._record(conn, attempts, now))
+
+    def _record(self, conn: Connection, attempts: Sequence[Attempt], now: datetime) -> set[str]:
+        accepted = self._held(conn, attempts)
+        if not accepted:
+            return set()
+        stamp = _memoized(self._stamp) if self.sqlite else self._stamp
+        self._many(
+            conn,
+            self._insert_history,
+            [
+                {
+                    "h_job": a.execution.job.id,
+                    "h_tag": a.execution.tag,
+                    "h_action": "MainAction" if a.execution.phase == MAIN else "ErrorAction",
+                    "h_status": COMPLETED if a.succeeded else FAILED,
+                    "h_retry": a.execution.attempt,
+                    "h_repeat": a.execution.repeat,
+                    "h_expected": stamp(a.execution.expected),
+                    "h_start": stamp(a.started),
+                    "h_end": stamp(a.ended),
+                    "h_message": a.message,
+                }
+                for a in accepted
+            ],
+        )
+        first = [a for a in accepted if a.execution.source == JOB_ROW]
+        later = [a for a in accepted if a.execution.source == RUN_ROW]
+        self._continue_first(conn, first, now)
+        self._advance_runs(conn, later, now)
+        bound_now = stamp(now)
+        if first:
+            self._many(
                 conn,
-                self._insert_history,
+                self._record_first,
                 [
                     {
-                        "h_job": a.execution.job.id,
-                        "h_tag": a.execution.tag,
-                        "h_action": "MainAction" if a.execution.phase == MAIN else "ErrorAction",
-                        "h_status": COMPLETED if a.succeeded else FAILED,
-                        "h_retry": a.execution.attempt,
-                        "h_repeat": a.execution.repeat,
-                        "h_expected": stamp(a.execution.expected),
-                        "h_start": stamp(a.started),
-                        "h_end": stamp(a.ended),
-                        "h_message": a.message,
+                        **_status_params(job, [a], bound_now, stamp),
+                        "b_at": stamp(a.execution.expected),
+                        "b_set": stamp(a.execution.series_set_at),
                     }
-                    for a in accepted
+                    for job, a in _by_job1(first)
                 ],
             )
-            first = [a for a in accepted if a.execution.source == JOB_ROW]
-            later = [a for a in accepted if a.execution.source == RUN_ROW]
-            await self._continue_first(conn, first, now)
-            await self._advance_runs(conn, later, now)
-            bound_now = stamp(now)
-            if first:
-                await self._many(
-                    conn,
-                    self._record_first,
-                    [
-                        {
-                            **_status_params(job, [a], bound_now, stamp),
-                            "b_at": stamp(a.execution.expected),
-                            "b_set": stamp(a.execution.series_set_at),
-                        }
-                        for job, a in _by_job1(first)
-                    ],
-                )
-            if later:
-                await self._many(
-                    conn,
-                    self._record_later,
-                    [_status_params(job, group, bound_now, stamp) for job, group in _by_job(later)],
-                )
-            return {a.execution.key for a in accepted}
+        if later:
+            self._many(
+                conn,
+                self._record_later,
+                [_status_params(job, group, bound_now, stamp) for job, group in _by_job(later)],
+            )
+        return {a.execution.key for a in accepted}
 
-    async def _many(
-        self, conn: AsyncConnection, statement: Any, rows: list[dict[str, Any]]
-    ) -> None:
+    def _many(self, conn: Connection, statement: Any, rows: list[dict[str, Any]]) -> None:
         """`conn.execute(statement, rows)` (executemany). On SQLite, where every value of the
         record statements is already what the driver takes (instants as text), the statement's
         compiled SQL goes to the driver with plain tuples, skipping SQLAlchemy's per-row
         parameter processing."""
         if not self.sqlite or not rows:
-            await conn.execute(statement, rows)
+            conn.execute(statement, rows)
             return
         found = self._compiled.get(id(statement))
         if found is None:
             found = self._compiled[id(statement)] = _positional(statement, conn.dialect, rows[0])
         sql, plan = found
-        await conn.exec_driver_sql(
+        conn.exec_driver_sql(
             sql, [tuple([row[x] if given else x for given, x in plan]) for row in rows]
         )
 
-    async def _held(self, conn: AsyncConnection, attempts: Sequence[Attempt]) -> list[Attempt]:
+    def _held(self, conn: Connection, attempts: Sequence[Attempt]) -> list[Attempt]:
         """The attempts whose execution this process still holds (its lease may have been taken
         over, or the job deleted)."""
         job_ids = sorted({a.execution.id for a in attempts if a.execution.source == JOB_ROW})
@@ -657,7 +672,7 @@ class Runs:
         holding_jobs: set[int] = set()
         holding_runs: dict[int, tuple[str, int]] = {}
         for chunk in _chunks(job_ids):
-            held = await conn.execute(self._held_jobs, {"ids": chunk, "owner": self.owner})
+            held = conn.execute(self._held_jobs, {"ids": chunk, "owner": self.owner})
             holding_jobs.update(held.scalars())
         for chunk in _chunks(run_ids):
             query = select(
@@ -665,7 +680,7 @@ class Runs:
             ).where(job_executions.c.id.in_(chunk), job_executions.c.lease_owner == self.owner)
             if not self.sqlite:
                 query = query.with_for_update()
-            for row in await conn.execute(query):
+            for row in conn.execute(query):
                 holding_runs[row.id] = (row.phase, row.attempt)
         return [
             a
@@ -677,9 +692,7 @@ class Runs:
             )
         ]
 
-    async def _continue_first(
-        self, conn: AsyncConnection, first: list[Attempt], now: datetime
-    ) -> None:
+    def _continue_first(self, conn: Connection, first: list[Attempt], now: datetime) -> None:
         """A first attempt that failed with more to come moves its execution to a row."""
         rows = [
             {
@@ -699,16 +712,14 @@ class Runs:
             if a.follow != "finish"
         ]
         if rows:
-            await conn.execute(insert(job_executions), rows)
+            conn.execute(insert(job_executions), rows)
 
-    async def _advance_runs(
-        self, conn: AsyncConnection, later: list[Attempt], now: datetime
-    ) -> None:
+    def _advance_runs(self, conn: Connection, later: list[Attempt], now: datetime) -> None:
         retry = [a for a in later if a.follow == "retry"]
         error = [a for a in later if a.follow == "error"]
         finished = [a.execution.id for a in later if a.follow == "finish"]
         if retry:
-            await conn.execute(
+            conn.execute(
                 update(job_executions)
                 .where(job_executions.c.id == bindparam("b_id"))
                 .values(
@@ -722,13 +733,13 @@ class Runs:
                 ],
             )
         for chunk in _chunks([a.execution.id for a in error]):
-            await conn.execute(
+            conn.execute(
                 update(job_executions)
                 .where(job_executions.c.id.in_(chunk))
                 .values(phase=ERROR, attempt=0, due_at=now, lease_owner=None)
             )
         for chunk in _chunks(finished):
-            await conn.execute(delete(job_executions).where(job_executions.c.id.in_(chunk)))
+            conn.execute(delete(job_executions).where(job_executions.c.id.in_(chunk)))
 
 
 def _by_job1(attempts: list[Attempt]) -> list[tuple[int, Attempt]]:
