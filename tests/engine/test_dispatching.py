@@ -98,3 +98,35 @@ async def test_a_job_just_beyond_the_rounds_look_ahead_runs_at_its_time_not_a_po
     finally:
         await scheduler.stop()
     assert [h.path for h in sink.hits] == ["/soon"]
+
+
+async def test_stopping_during_a_claim_hands_back_what_it_claimed(
+    store: Store, sink: Sink, clock: FakeClock, db: AsyncEngine, actions: Actions
+) -> None:
+    # On SQLite a claim commits on the store's thread even if its caller is cancelled: stopping
+    # lets the round finish and hands the claimed executions back, rather than leave them
+    # leased to a process that is gone until their leases run out.
+    job = await store.add("claimed", {"action": http(sink.to("/c"))})
+    settings = engine_settings(lease_seconds=300)
+    first = Scheduler(db, settings, actions, clock=clock, owner="first")
+    claim = first.runs.claim
+    claimed = asyncio.Event()
+
+    async def slow_claim(*args: Any, **kwargs: Any) -> list[Claimed]:
+        found = await claim(*args, **kwargs)
+        if found:
+            claimed.set()
+            await asyncio.sleep(0.3)  # the round is still under way when the stop comes
+        return found
+
+    first.runs.claim = slow_claim  # type: ignore[method-assign]
+    first.start()
+    await asyncio.wait_for(claimed.wait(), 10)
+    await first.stop()
+    assert sink.hits == []
+    row = await store.job(job)
+    assert row.lease_expires_at is not None and row.lease_expires_at <= clock.now()
+
+    second = Scheduler(db, settings, actions, clock=clock, owner="second")
+    assert await second.drain() == 1  # at once, not after the 300 s lease
+    assert (await store.job(job)).state == "Completed"

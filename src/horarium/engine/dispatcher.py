@@ -90,6 +90,12 @@ class Dispatcher:
         executions back so that the next process runs them at once."""
         self._stopping = True
         self._wake.set()
+        if self._loop_task is not None:
+            # The loop ends after its current round: a claim under way commits on the store's
+            # thread even if cancelled, so it is let finish and what it claimed handed back.
+            done, _ = await asyncio.wait([self._loop_task], timeout=SHUTDOWN_WAIT)
+            if not done:
+                self._loop_task.cancel()
         for task in (self._loop_task, self._renew_task):
             if task is not None:
                 task.cancel()
@@ -207,9 +213,9 @@ class Dispatcher:
         return started
 
     def _start_ready(self) -> int:
-        """Start ready executions while slots are free."""
+        """Start ready executions while slots are free (none once stopping)."""
         started = 0
-        while self._ready and len(self._running) < self._capacity:
+        while self._ready and len(self._running) < self._capacity and not self._stopping:
             self._start(self._ready.popleft())
             started += 1
         return started
