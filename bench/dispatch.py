@@ -11,7 +11,8 @@ Compares, on the same machine, sink and HTTP client:
 and the same two schedulers on a paced workload (N jobs due `--paced-rate` per second).
 
 Start lag = actual start of the request - expected time. Executions/s = N / (end of the last
-execution - due instant). Not a test: prints a table.
+execution - due instant). All three run in this process, on the event loop `--loop` names (as
+`horarium serve --loop`; default auto: uvloop when installed). Not a test: prints a table.
 """
 
 from __future__ import annotations
@@ -361,7 +362,10 @@ def prepare_process() -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
+    from horarium.loops import running_loop_name
+
     prepare_process()
+    print(f"Event loop: {running_loop_name()} (all three systems)\n")
     sink, url = start_sink()
     try:
         n = args.jobs
@@ -377,6 +381,8 @@ async def main(args: argparse.Namespace) -> None:
 
         paced: list[Result] = []
         m = args.paced_jobs
+        if not m:
+            return
         step = 1.0 / args.paced_rate
         paced.append(await run_horarium(url, [i * step for i in range(m)]))
         if not args.skip_apscheduler:
@@ -396,5 +402,15 @@ if __name__ == "__main__":
         "--max-in-flight", type=int, default=500, help="client concurrency (ceiling, apscheduler)"
     )
     parser.add_argument("--skip-apscheduler", action="store_true")
+    parser.add_argument(
+        "--loop",
+        default="auto",
+        choices=("auto", "asyncio", "uvloop"),
+        help="event loop of all three systems, as `horarium serve --loop` (default: auto)",
+    )
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    asyncio.run(main(parser.parse_args()))
+    arguments = parser.parse_args()
+    from horarium.loops import loop_factory
+
+    with asyncio.Runner(loop_factory=loop_factory(arguments.loop)) as runner:
+        runner.run(main(arguments))
