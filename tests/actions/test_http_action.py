@@ -88,6 +88,21 @@ async def test_execution_tag_stays_and_request_id_changes_between_attempts(
     assert len(ids) == 2
 
 
+async def test_cookies_set_by_one_execution_are_not_sent_by_another(
+    serve: ServeApp, context: ExecutionContext
+) -> None:
+    # Every execution is a request of its own, as on the live service: a cookie one job's
+    # endpoint sets must not reach another job's request to the same host.
+    sink = Recorder(headers={"Set-Cookie": "session=job-a-secret; Path=/"})
+    # By host name: cookie jars keep no cookies of bare IP addresses.
+    base = (await serve(sink.app())).replace("127.0.0.1", "localhost")
+    async with Actions(Settings()) as actions:
+        await actions.run(http_action(f"{base}/job-a"), context)
+        await actions.run(http_action(f"{base}/job-b"), make_context())
+    assert len(sink.requests) == 2
+    assert "Cookie" not in sink.requests[1][1]
+
+
 async def test_body_without_content_type_goes_as_utf8_text(
     serve: ServeApp, context: ExecutionContext
 ) -> None:

@@ -55,7 +55,11 @@ class Actions:
     async def __aenter__(self) -> Self:
         tls = await asyncio.to_thread(default_context)  # reads the trust store from disk
         connector = aiohttp.TCPConnector(ssl=tls, limit=max(self._settings.max_in_flight, 1))
-        self._session = aiohttp.ClientSession(connector=connector)
+        # No cookie jar: each execution is a request of its own, and a cookie one job's
+        # endpoint sets must not reach another job's request (nor be kept in memory).
+        self._session = aiohttp.ClientSession(
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar()
+        )
         tokens = TokenCache(
             self._session, self._settings.aad_authority, self._settings.http_timeout
         )
