@@ -39,7 +39,11 @@ async def ok(request):
     return web.Response(text="ok")
 app = web.Application()
 app.router.add_route("*", "/{tail:.*}", ok)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
+# A backlog for the 500 connections the clients open at once (the default, 128, overflows:
+# dropped connection attempts are retried by TCP a second later, and a run takes a second more).
+web.run_app(
+    app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None, backlog=2048
+)
 """
 
 
