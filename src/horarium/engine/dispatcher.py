@@ -56,6 +56,7 @@ class Dispatcher:
         self._watchdog = Watchdog(hard_time_limit(settings.http_timeout))
         self._clock = clock
         self._recorder = recorder
+        recorder.on_written = self._written
         self._maker = maker
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = max(settings.max_in_flight, 1)
@@ -130,6 +131,7 @@ class Dispatcher:
             await self._fill()
             while self._running:  # ending executions start the ready ones
                 await asyncio.wait(self._tasks())
+            await self._recorder.idle()
             if self._starts == before and not self._ready:
                 return self._starts - first
 
@@ -189,8 +191,17 @@ class Dispatcher:
         return 0.0 if started else poll
 
     def _wanted(self) -> int:
-        """How many more executions to claim: the free slots and one batch held ready."""
-        return self._capacity + self._batch - len(self._running) - len(self._ready)
+        """How many more executions to claim: the free slots and one batch held ready, less
+        what the recorder has waiting beyond one slot's worth each (the store is behind)."""
+        behind = max(0, self._recorder.backlog - self._capacity)
+        return self._capacity + self._batch - len(self._running) - len(self._ready) - behind
+
+    def _written(self, count: int, error_due: bool) -> None:
+        """After each recorder write: an error action is due now; the backlog has shrunk."""
+        if error_due:
+            self.wake()
+        elif self._full and not self._stopping and self._wanted() >= max(self._batch // 2, 1):
+            self._wake.set()
 
     async def _fill(self) -> int:
         """Claim work while slots are free or the ready batch is short, and start what fits;
@@ -237,9 +248,7 @@ class Dispatcher:
                 self._settings.region,
                 self._watchdog,
             )
-            accepted = await self._recorder.record(attempt)
-            if accepted and attempt.follow == "error":
-                self.wake()  # the error action is due now
+            self._recorder.submit(attempt)  # written with the next batch; the slot is free now
         except Exception:
             log.exception("execution %s failed in the engine; it will be retried", execution.id)
         finally:
@@ -256,10 +265,11 @@ class Dispatcher:
         interval = max(self._settings.lease_seconds / 3, 0.05)
         while True:
             await asyncio.sleep(interval)
-            if self._running or self._ready:
+            held = [claimed for claimed, _ in self._running.values()]
+            held.extend(self._ready)
+            held.extend(self._recorder.held())
+            if held:
                 try:
-                    held = [claimed for claimed, _ in self._running.values()]
-                    held.extend(self._ready)
                     await self._runs.renew(held, self._clock.now() + self._lease)
                 except Exception:
                     log.exception("lease renewal failed")

@@ -1,13 +1,20 @@
-"""Group commit of finished attempts: attempts that end while a write is under way are written
-together in the next transaction, so the store's cost per attempt falls as load rises."""
+"""Group commit of finished attempts: an attempt is handed over when its action ends, and the
+attempts that end while a write is under way are written together in the next transaction, so
+the store's cost per attempt falls as load rises.
+
+The attempt's task ends at the hand-over (its slot is free for the next execution at once); the
+execution stays held, its lease renewed (`held`), until the write has committed. What follows a
+write is reported through `on_written`: the executions written, and whether one of them starts
+an error action, which is due at once."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from horarium.engine.clock import Clock
-from horarium.store.runs import Attempt, Runs
+from horarium.store.runs import Attempt, Claimed, Runs
 
 log = logging.getLogger(__name__)
 
@@ -18,21 +25,37 @@ class Recorder:
     def __init__(self, runs: Runs, clock: Clock, touched_jobs: set[int]) -> None:
         self._runs = runs
         self._clock = clock
-        self._pending: list[tuple[Attempt, asyncio.Future[bool]]] = []
+        self._pending: list[Attempt] = []
+        self._writing: list[Attempt] = []
         self._ready = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._touched = touched_jobs  # jobs with new history since the last cleanup
+        # Called after each write with (attempts written or dropped, an error action is due).
+        self.on_written: Callable[[int, bool], None] = lambda count, error_due: None
 
-    async def record(self, attempt: Attempt) -> bool:
-        """Write the attempt; True once committed, False when this process no longer held the
-        execution (its lease was taken over, or the job was deleted) or the write failed."""
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._pending.append((attempt, future))
+    def submit(self, attempt: Attempt) -> None:
+        """Hand over a finished attempt; it is written with the next batch."""
+        self._pending.append(attempt)
+        self._idle.clear()
         self._ready.set()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._flush_forever(), name="horarium-recorder")
-        return await future
+
+    @property
+    def backlog(self) -> int:
+        """Attempts handed over and not yet written."""
+        return len(self._pending) + len(self._writing)
+
+    def held(self) -> list[Claimed]:
+        """The executions of those attempts: still this process's, until written."""
+        return [a.execution for a in self._writing] + [a.execution for a in self._pending]
+
+    async def idle(self) -> None:
+        """Until every attempt handed over so far is written."""
+        await self._idle.wait()
 
     async def _flush_forever(self) -> None:
         while True:
@@ -41,21 +64,26 @@ class Recorder:
             while self._pending:
                 batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
                 await self._write(batch)
+            self._idle.set()
             if self._closing:
                 return
 
-    async def _write(self, batch: list[tuple[Attempt, asyncio.Future[bool]]]) -> None:
+    async def _write(self, batch: list[Attempt]) -> None:
+        self._writing = batch
         try:
-            accepted = await self._runs.record([a for a, _ in batch], self._clock.now())
+            accepted = await self._runs.record(batch, self._clock.now())
         except Exception:
             # The executions stay leased; once the lease runs out they are run again.
             log.exception("recording %d attempts failed", len(batch))
             accepted = set()
-        for attempt, future in batch:
+        finally:
+            self._writing = []
+        error_due = False
+        for attempt in batch:
             if attempt.execution.key in accepted:
                 self._touched.add(attempt.execution.job.id)
-            if not future.done():
-                future.set_result(attempt.execution.key in accepted)
+                error_due = error_due or attempt.follow == "error"
+        self.on_written(len(batch), error_due)
 
     async def close(self) -> None:
         """Write what is pending, then stop."""
@@ -67,3 +95,4 @@ class Recorder:
         while self._pending:
             batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
             await self._write(batch)
+        self._idle.set()
