@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -365,6 +366,31 @@ def prepare_process() -> None:
     tune_gc()
 
 
+def summary(rounds: list[list[Result]]) -> str:
+    """Per system, the median of the rounds (and their range): executions/s, p99 lag, CPU."""
+    lines = [
+        f"Burst, {len(rounds)} rounds: median (min-max)",
+        "| system | executions/s | lag p99 s | CPU µs / execution | × apscheduler |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    ap = [r for round_ in rounds for r in round_ if r.name.startswith("apscheduler")]
+    for i, first in enumerate(rounds[0]):
+        runs = [round_[i] for round_ in rounds]
+        rates = sorted(r.rate for r in runs)
+        cpus = sorted(r.cpu / r.executions * 1e6 for r in runs)
+        p99 = sorted(r.lag(0.99) for r in runs) if first.lags else []
+        ratios = sorted(r.rate / a.rate for r, a in zip(runs, ap, strict=False)) if ap else []
+        lag = f"{statistics.median(p99):.3f}" if p99 else "–"
+        times = "–"
+        if ratios:
+            times = f"{statistics.median(ratios):.1f} ({ratios[0]:.1f}-{ratios[-1]:.1f})"
+        lines.append(
+            f"| {first.name} | {statistics.median(rates):,.0f} ({rates[0]:,.0f}-{rates[-1]:,.0f}) "
+            f"| {lag} | {statistics.median(cpus):,.0f} | {times} |"
+        )
+    return "\n".join(lines)
+
+
 async def main(args: argparse.Namespace) -> None:
     from horarium.loops import running_loop_name
 
@@ -374,14 +400,18 @@ async def main(args: argparse.Namespace) -> None:
     try:
         n = args.jobs
         concurrency = args.max_in_flight
-        ceiling = await run_ceiling(url, n, concurrency)
-
-        burst: list[Result] = [ceiling]
-        burst.append(await run_horarium(url, [0.0] * n))
-        if not args.skip_apscheduler:
-            burst.append(await run_apscheduler(url, [0.0] * n, concurrency))
-        print(table(f"Burst: {n} jobs due at the same instant", burst, ceiling.rate))
-        print()
+        rounds: list[list[Result]] = []
+        for round_ in range(1, args.rounds + 1):
+            ceiling = await run_ceiling(url, n, concurrency)
+            burst: list[Result] = [ceiling]
+            burst.append(await run_horarium(url, [0.0] * n))
+            if not args.skip_apscheduler:
+                burst.append(await run_apscheduler(url, [0.0] * n, concurrency))
+            rounds.append(burst)
+            title = f"Burst, round {round_}: {n} jobs due at the same instant"
+            print(table(title, burst, ceiling.rate), end="\n\n", flush=True)
+        if len(rounds) > 1:
+            print(summary(rounds), end="\n\n")
 
         paced: list[Result] = []
         m = args.paced_jobs
@@ -406,6 +436,9 @@ if __name__ == "__main__":
         "--max-in-flight", type=int, default=500, help="client concurrency (ceiling, apscheduler)"
     )
     parser.add_argument("--skip-apscheduler", action="store_true")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="burst rounds (each: ceiling, horarium, apscheduler)"
+    )
     parser.add_argument(
         "--loop",
         default="auto",
