@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -81,10 +82,17 @@ def new_tag() -> str:
     return uuid.uuid4().hex
 
 
-def series_tag(job_id: int, schedule_set_at: datetime, repeat: int, expected: datetime) -> str:
+def series_tag(
+    job_id: int,
+    schedule_set_at: datetime,
+    repeat: int,
+    expected: datetime,
+    iso: Callable[[datetime], str] = datetime.isoformat,
+) -> str:
     """The execution tag of an occurrence of a job's series: the same every time it is
-    computed, so an execution replayed after a crash carries the tag of the first try."""
-    key = f"{job_id}/{schedule_set_at.isoformat()}/{repeat}/{expected.isoformat()}"
+    computed, so an execution replayed after a crash carries the tag of the first try.
+    `iso` is `datetime.isoformat`, or a memo of it (a claim's jobs often share instants)."""
+    key = f"{job_id}/{iso(schedule_set_at)}/{repeat}/{iso(expected)}"
     # uuid.uuid5(_TAGS, key).hex, without building the UUID object (a claim makes 200 of these)
     digest = bytearray(hashlib.sha1(_TAGS_BYTES + key.encode(), usedforsecurity=False).digest())
     digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
@@ -246,7 +254,8 @@ class Runs:
         self._stamp: Callable[[datetime | None], Any] = _sqlite_stamp if self.sqlite else _as_is
         self._record_first, self._record_later = _status_statements(stamp_type)
         self._insert_history = _history_insert(stamp_type)
-        self._compiled: dict[int, tuple[str, list[tuple[bool, Any]]]] = {}  # see `_many`
+        # See `_many`: per statement, its SQL, its constants, and a row's parameter tuple.
+        self._compiled: dict[int, tuple[str, dict[str, Any], Callable[[Any], tuple[Any, ...]]]] = {}
         self._tx = Transactor(db)
 
     async def close(self) -> None:
@@ -384,11 +393,12 @@ class Runs:
             conn.execute(_LEASE_JOBS, {"ids": chunk, "owner": self.owner, "until": until})
         self._postpone(conn, [m for m in made if m.postponed], now)
         self._fault_broken(conn, broken, now)
+        iso = _memoized(_isoformat)
         return [
             Claimed(
                 source=JOB_ROW,
                 id=m.due.info.id,
-                tag=series_tag(m.due.info.id, m.due.schedule_set_at, m.repeat, m.expected),
+                tag=series_tag(m.due.info.id, m.due.schedule_set_at, m.repeat, m.expected, iso),
                 kind=m.kind,
                 repeat=m.repeat,
                 expected=m.expected,
@@ -658,11 +668,17 @@ class Runs:
             return
         found = self._compiled.get(id(statement))
         if found is None:
-            found = self._compiled[id(statement)] = _positional(statement, conn.dialect, rows[0])
-        sql, plan = found
-        conn.exec_driver_sql(
-            sql, [tuple([row[x] if given else x for given, x in plan]) for row in rows]
-        )
+            sql, plan = _positional(statement, conn.dialect, rows[0])
+            # The statement's own constants go in each row under keys of their own, so that
+            # one itemgetter (C) makes a row's parameter tuple.
+            constants = {f" constant {k}": x for k, (given, x) in enumerate(plan) if not given}
+            keys = [x if given else f" constant {k}" for k, (given, x) in enumerate(plan)]
+            found = self._compiled[id(statement)] = (sql, constants, _tuple_of(keys))
+        sql, constants, parameters = found
+        if constants:
+            for row in rows:
+                row.update(constants)
+        conn.exec_driver_sql(sql, [parameters(row) for row in rows])
 
     def _held(self, conn: Connection, attempts: Sequence[Attempt]) -> list[Attempt]:
         """The attempts whose execution this process still holds (its lease may have been taken
@@ -759,7 +775,23 @@ def _status_params(
 ) -> dict[str, Any]:
     """Status counters: every attempt is an execution, every failed one a failure; an
     execution that ends faulted adds one to faultedCount. Instants go through `stamp`."""
-    final = [(_final_state(a), a.execution.job_version) for a in group if _final_state(a)]
+    if len(group) == 1:  # the common case (a first attempt), without the generic folds
+        [attempt] = group
+        execution = attempt.execution
+        state = _final_state(attempt)
+        return {
+            "b_id": job_id,
+            "b_n": 1,
+            "b_f": 0 if attempt.succeeded else 1,
+            "b_ft": 1 if attempt.follow == "finish" and attempt.faulted else 0,
+            "b_t": stamp(attempt.started),
+            "b_end": state,
+            "b_v": execution.job_version,
+            "b_next": stamp(execution.next_at),
+            "b_rep": execution.next_repeat,
+            "b_now": bound_now,
+        }
+    final = [(state, a.execution.job_version) for a in group if (state := _final_state(a))]
     head = group[0].execution
     return {
         "b_id": job_id,
@@ -869,6 +901,14 @@ def _positional(
     return compiled.string, plan
 
 
+def _tuple_of(keys: Sequence[str]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """The values of `keys`, in order, as a tuple (itemgetter, also for a single key)."""
+    if len(keys) == 1:
+        return lambda row: (row[keys[0]],)
+    getter: Callable[[Mapping[str, Any]], tuple[Any, ...]] = itemgetter(*keys)
+    return getter
+
+
 def _sqlite_stamp(instant: datetime | None) -> str | None:
     """An instant as SQLite stores it: exactly the text `UTCDateTime` binds there (naive UTC,
     `YYYY-MM-DD HH:MM:SS.ffffff`), computed once per value rather than once per placeholder
@@ -898,6 +938,10 @@ def _memoized(
         return found
 
     return once
+
+
+def _isoformat(instant: datetime | None) -> str | None:
+    return None if instant is None else instant.isoformat()
 
 
 def _as_is(instant: datetime | None) -> datetime | None:
