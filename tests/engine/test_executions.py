@@ -4,12 +4,16 @@ a real HTTP server, with a clock the test moves (the engine's `drain` runs what 
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from engine_support import T0, FakeClock, Sink, Store, http
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from horarium.api import job_ops
 from horarium.engine.scheduler import Scheduler
+from horarium.model.actions import WireStyle
+from horarium.model.names import CollectionName
 
 S = timedelta(seconds=1)
 M = timedelta(minutes=1)
@@ -301,3 +305,50 @@ async def test_disabling_a_job_stops_its_pending_retries(
     assert len(sink.on("/no")) == 1
     assert await store.pending(job) == []
     assert (await store.job(job)).state == "Disabled"
+
+
+async def _patch_state(db: AsyncEngine, name: str, state: str, now: datetime) -> None:
+    """PATCH the job's state through the management API's own operation."""
+    async with db.begin() as conn:
+        await job_ops.patch(
+            conn,
+            CollectionName("sub", "rg", "coll"),
+            name,
+            {"properties": {"state": state}},
+            WireStyle(),
+            now,
+        )
+
+
+async def test_enabling_again_before_a_pending_retry_keeps_the_job_enabled_until_it_ends(
+    store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any, db: AsyncEngine
+) -> None:
+    # A one-time job's first attempt failed; its retry is due in 30 s. Disabled and enabled
+    # again before then, the job is not Completed: the retry runs, then the job completes.
+    job = await store.add("flaky", {"action": http(sink.plan("/f", 500, 200))})
+    scheduler: Scheduler = make_scheduler()
+    await scheduler.drain()
+    await _patch_state(db, "flaky", "Disabled", clock.advance(seconds=5))
+    await _patch_state(db, "flaky", "Enabled", clock.advance(seconds=5))
+    assert (await store.job(job)).state == "Enabled"
+
+    clock.advance(seconds=30)
+    await scheduler.drain()
+    assert len(sink.on("/f")) == 2
+    row = await store.job(job)
+    assert (row.state, row.execution_count, row.failure_count) == ("Completed", 2, 1)
+
+
+async def test_enabling_again_after_the_retry_was_dropped_completes_the_job(
+    store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any, db: AsyncEngine
+) -> None:
+    # Disabled while its retry fell due: the retry is dropped, so enabling finds nothing left.
+    job = await store.add("dropped", {"action": http(sink.plan("/d", 500))})
+    scheduler: Scheduler = make_scheduler()
+    await scheduler.drain()
+    await _patch_state(db, "dropped", "Disabled", clock.advance(seconds=5))
+    clock.advance(seconds=60)
+    await scheduler.drain()
+    await _patch_state(db, "dropped", "Enabled", clock.advance(seconds=5))
+    assert len(sink.on("/d")) == 1
+    assert (await store.job(job)).state == "Completed"

@@ -180,6 +180,14 @@ async def patch(
         )
         state = result.state
         values["next_execution_at"] = result.next_execution_at
+        if (
+            state == "Completed"
+            and not rescheduled
+            and await runs.continues_series(conn, existing.id, existing.schedule_set_at)
+        ):
+            # Enabled again while the series' last execution still has a retry or its error
+            # action to come: that runs, and ends the job when it is recorded.
+            state = "Enabled"
     if state != existing.state:
         values["state"] = state
     await jobs.update_one(conn, existing.id, now, **values)

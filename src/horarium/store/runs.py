@@ -125,6 +125,23 @@ async def request_run(conn: AsyncConnection, job_id: int, at: datetime) -> None:
     )
 
 
+async def continues_series(conn: AsyncConnection, job_id: int, schedule_set_at: datetime) -> bool:
+    """Whether an execution of the job's current series (the one set at `schedule_set_at`) is
+    still to continue: a retry or the error action pending or running. Run-now requests, and
+    executions of a series the job has since left, do not count."""
+    rows = await conn.execute(
+        select(
+            job_executions.c.execution_tag,
+            job_executions.c.repeat_count,
+            job_executions.c.expected_at,
+        ).where(job_executions.c.job_id == job_id, job_executions.c.kind != RUN_NOW)
+    )
+    return any(
+        row.execution_tag == series_tag(job_id, schedule_set_at, row.repeat_count, row.expected_at)
+        for row in rows
+    )
+
+
 @dataclass(slots=True)
 class JobInfo:
     """What an attempt needs from the job row (read at claim time: the current definition)."""
