@@ -24,8 +24,22 @@ def bare_name(arm_id: str) -> str:
     return arm_id.rstrip("/").rsplit("/", 1)[-1]
 
 
+_last_wire_time: tuple[datetime | None, str] = (None, "")
+
+
 def wire_time(moment: datetime) -> str:
-    """UTC as .NET's XmlSerializer writes a DateTime: no offset, fraction only when non-zero."""
+    """UTC as .NET's XmlSerializer writes a DateTime: no offset, fraction only when non-zero.
+    The last value is kept: executions due together (every job of a minute's cron) share it."""
+    global _last_wire_time
+    last, text = _last_wire_time
+    if moment == last and last is not None and moment.tzinfo is last.tzinfo:
+        return text
+    text = _wire_time(moment)
+    _last_wire_time = (moment, text)
+    return text
+
+
+def _wire_time(moment: datetime) -> str:
     if moment.tzinfo is not None:
         moment = moment.astimezone(UTC).replace(tzinfo=None)
     if moment.microsecond:

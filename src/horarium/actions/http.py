@@ -146,8 +146,11 @@ def _target(uri: str) -> URL:
 
 async def _read_capped(stream: aiohttp.StreamReader, limit: int) -> bytes:
     """Up to `limit` bytes of the body; the rest is never read (the connection is dropped)."""
-    chunks: list[bytes] = []
-    size = 0
+    first = await stream.read(limit)
+    if stream.at_eof() or not first:  # the common case: a short body, read at once
+        return first
+    chunks = [first]
+    size = len(first)
     while size < limit:
         chunk = await stream.read(limit - size)
         if not chunk:
