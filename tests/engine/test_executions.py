@@ -10,7 +10,7 @@ from typing import Any
 from engine_support import T0, FakeClock, Sink, Store, http
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from horarium.api import job_ops
+from horarium.api import collection_ops, job_ops
 from horarium.engine.scheduler import Scheduler
 from horarium.model.actions import WireStyle
 from horarium.model.names import CollectionName
@@ -351,4 +351,24 @@ async def test_enabling_again_after_the_retry_was_dropped_completes_the_job(
     await scheduler.drain()
     await _patch_state(db, "dropped", "Enabled", clock.advance(seconds=5))
     assert len(sink.on("/d")) == 1
+    assert (await store.job(job)).state == "Completed"
+
+
+async def test_enabling_the_collection_again_before_a_pending_retry_keeps_the_job_enabled(
+    store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any, db: AsyncEngine
+) -> None:
+    # The same through the collection: POST …/disable, then …/enable before the retry is due.
+    job = await store.add("flaky-member", {"action": http(sink.plan("/m", 500, 200))})
+    scheduler: Scheduler = make_scheduler()
+    await scheduler.drain()
+    for state in ("Disabled", "Enabled"):
+        async with db.begin() as conn:
+            await collection_ops.set_state(
+                conn, CollectionName("sub", "rg", "coll"), state, clock.advance(seconds=5)
+            )
+    assert (await store.job(job)).state == "Enabled"
+
+    clock.advance(seconds=30)
+    await scheduler.drain()
+    assert len(sink.on("/m")) == 2
     assert (await store.job(job)).state == "Completed"

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.api.resuming import resumed_state
 from horarium.model import quota
 from horarium.model.actions import uses_authentication
 from horarium.model.collection import (
@@ -159,8 +160,9 @@ async def _apply_state(
                 fresh=False,
             )
             values: dict[str, Any] = {"next_execution_at": result.next_execution_at}
-            if result.state != job.state:
-                values["state"] = result.state
+            state = await resumed_state(conn, job, result)
+            if state != job.state:
+                values["state"] = state
             await jobs.update_one(conn, job.id, now, **values)
         elif new == "Disabled" and job.state == "Enabled":
             await jobs.update_one(conn, job.id, now, state="Disabled", next_execution_at=None)

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.api.collection_ops import require as require_collection
+from horarium.api.resuming import resumed_state
 from horarium.model import enums, quota
 from horarium.model.actions import WireStyle, uses_authentication
 from horarium.model.errors import BadRequest, Conflict, NotFound
@@ -178,16 +179,8 @@ async def patch(
             collection_enabled=collection.state == "Enabled",
             fresh=rescheduled,
         )
-        state = result.state
+        state = result.state if rescheduled else await resumed_state(conn, existing, result)
         values["next_execution_at"] = result.next_execution_at
-        if (
-            state == "Completed"
-            and not rescheduled
-            and await runs.continues_series(conn, existing.id, existing.schedule_set_at)
-        ):
-            # Enabled again while the series' last execution still has a retry or its error
-            # action to come: that runs, and ends the job when it is recorded.
-            state = "Enabled"
     if state != existing.state:
         values["state"] = state
     await jobs.update_one(conn, existing.id, now, **values)
