@@ -71,10 +71,6 @@ class Dispatcher:
         self._loop_task: asyncio.Task[None] | None = None
         self._renew_task: asyncio.Task[None] | None = None
 
-    @property
-    def in_flight(self) -> int:
-        return len(self._running)
-
     def wake(self) -> None:
         """Look for due work now (something was written that may be due sooner)."""
         self._woken = True
@@ -196,12 +192,20 @@ class Dispatcher:
         behind = max(0, self._recorder.backlog - self._capacity)
         return self._capacity + self._batch - len(self._running) - len(self._ready) - behind
 
-    def _written(self, count: int, error_due: bool) -> None:
+    def _written(self, error_due: bool) -> None:
         """After each recorder write: an error action is due now; the backlog has shrunk."""
         if error_due:
             self.wake()
-        elif self._full and not self._stopping and self._wanted() >= max(self._batch // 2, 1):
-            self._wake.set()
+        else:
+            self._claim_again_if_short()
+
+    def _claim_again_if_short(self) -> None:
+        """After a round that stopped for lack of slots: wake the loop once half a batch is
+        wanted again (slots freed, the ready batch drawn down, the recorder caught up), or
+        nothing runs any more."""
+        if self._full and not self._stopping:
+            if self._wanted() >= max(self._batch // 2, 1) or not self._running:
+                self._wake.set()
 
     async def _fill(self) -> int:
         """Claim work while slots are free or the ready batch is short, and start what fits;
@@ -253,10 +257,8 @@ class Dispatcher:
             log.exception("execution %s failed in the engine; it will be retried", execution.id)
         finally:
             self._running.pop(execution.key, None)
-            if not self._stopping:
-                self._start_ready()
-                if self._full and (self._wanted() >= max(self._batch // 2, 1) or not self._running):
-                    self._wake.set()
+            self._start_ready()
+            self._claim_again_if_short()
 
     def _tasks(self) -> list[asyncio.Task[None]]:
         return [task for _, task in self._running.values()]

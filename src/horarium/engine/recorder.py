@@ -4,8 +4,8 @@ the store's cost per attempt falls as load rises.
 
 The attempt's task ends at the hand-over (its slot is free for the next execution at once); the
 execution stays held, its lease renewed (`held`), until the write has committed. What follows a
-write is reported through `on_written`: the executions written, and whether one of them starts
-an error action, which is due at once."""
+write is reported through `on_written`: whether one of the executions written starts an error
+action, which is due at once."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ class Recorder:
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._touched = touched_jobs  # jobs with new history since the last cleanup
-        # Called after each write with (attempts written or dropped, an error action is due).
-        self.on_written: Callable[[int, bool], None] = lambda count, error_due: None
+        # Called after each write: whether an error action is due now.
+        self.on_written: Callable[[bool], None] = lambda error_due: None
 
     def submit(self, attempt: Attempt) -> None:
         """Hand over a finished attempt; it is written with the next batch."""
@@ -61,12 +61,15 @@ class Recorder:
         while True:
             await self._ready.wait()
             self._ready.clear()
-            while self._pending:
-                batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
-                await self._write(batch)
-            self._idle.set()
+            await self._write_pending()
             if self._closing:
                 return
+
+    async def _write_pending(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
+            await self._write(batch)
+        self._idle.set()
 
     async def _write(self, batch: list[Attempt]) -> None:
         self._writing = batch
@@ -83,7 +86,7 @@ class Recorder:
             if attempt.execution.key in accepted:
                 self._touched.add(attempt.execution.job.id)
                 error_due = error_due or attempt.follow == "error"
-        self.on_written(len(batch), error_due)
+        self.on_written(error_due)
 
     async def close(self) -> None:
         """Write what is pending, then stop."""
@@ -92,7 +95,4 @@ class Recorder:
         if self._task is not None:
             await self._task
             self._task = None
-        while self._pending:
-            batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
-            await self._write(batch)
-        self._idle.set()
+        await self._write_pending()
