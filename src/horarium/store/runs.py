@@ -136,10 +136,7 @@ async def continues_series(conn: AsyncConnection, job_id: int, schedule_set_at: 
             job_executions.c.expected_at,
         ).where(job_executions.c.job_id == job_id, job_executions.c.kind != RUN_NOW)
     )
-    return any(
-        row.execution_tag == series_tag(job_id, schedule_set_at, row.repeat_count, row.expected_at)
-        for row in rows
-    )
+    return any(_in_series(row, job_id, schedule_set_at) for row in rows)
 
 
 @dataclass(slots=True)
@@ -239,11 +236,17 @@ def _continuing_version(row: Any, info: JobInfo, schedule_set_at: datetime) -> i
     write that kept the series (its tag still matches: e.g. a PATCH correcting the action between
     retries) is adopted, so the execution still ends the job; a write that restarted the series
     is not."""
-    if row.job_version != info.version and row.execution_tag == series_tag(
-        info.id, schedule_set_at, row.repeat_count, row.expected_at
-    ):
+    if row.job_version != info.version and _in_series(row, info.id, schedule_set_at):
         return info.version
     return int(row.job_version)
+
+
+def _in_series(row: Any, job_id: int, schedule_set_at: datetime) -> bool:
+    """Whether a job_executions row (tag, repeat count, expected time) is an execution of the
+    job's series set at `schedule_set_at`: its tag is the one that series gives it."""
+    return bool(
+        row.execution_tag == series_tag(job_id, schedule_set_at, row.repeat_count, row.expected_at)
+    )
 
 
 def _final_state(attempt: Attempt) -> str | None:
@@ -273,15 +276,11 @@ class Runs:
         self._insert_history = _history_insert(stamp_type)
         # See `_many`: per statement, its SQL, its constants, and a row's parameter tuple.
         self._compiled: dict[int, tuple[str, dict[str, Any], Callable[[Any], tuple[Any, ...]]]] = {}
-        self._tx = Transactor(db)
+        self.transactor = Transactor(db)
 
     async def close(self) -> None:
         """Let go of what the transactions run on (SQLite: the writer thread's connection)."""
-        await self._tx.close()
-
-    @property
-    def transactor(self) -> Transactor:
-        return self._tx
+        await self.transactor.close()
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -333,7 +332,7 @@ class Runs:
                 claimed += self._claim_jobs(conn, now, limit - len(claimed), lease, decide, horizon)
             return claimed
 
-        return await self._tx.write(work)
+        return await self.transactor.write(work)
 
     async def claim_jobs(
         self,
@@ -343,12 +342,12 @@ class Runs:
         decide: Callable[[DueJob], Made | Broken],
         horizon: datetime | None = None,
     ) -> list[Claimed]:
-        return await self._tx.write(
+        return await self.transactor.write(
             lambda conn: self._claim_jobs(conn, now, limit, lease, decide, horizon)
         )
 
     async def claim_runs(self, now: datetime, limit: int, lease: timedelta) -> list[Claimed]:
-        return await self._tx.write(lambda conn: self._claim_runs(conn, now, limit, lease))
+        return await self.transactor.write(lambda conn: self._claim_runs(conn, now, limit, lease))
 
     def _claim_jobs(
         self,
@@ -562,7 +561,7 @@ class Runs:
                     .values(due_at=until)
                 )
 
-        await self._tx.write(work)
+        await self.transactor.write(work)
 
     async def release(self, held: Sequence[Claimed], now: datetime) -> None:
         """Give back executions this process holds but will not finish (shutting down): their
@@ -595,7 +594,7 @@ class Runs:
                 )
             return len(job_ids) + len(run_ids)
 
-        return await self._tx.write(work)
+        return await self.transactor.write(work)
 
     async def next_due(self) -> datetime | None:
         """The earliest instant new work falls due (a job's next execution that nobody holds,
@@ -612,7 +611,7 @@ class Runs:
             run_at = (conn.execute(select(func.min(job_executions.c.due_at)))).scalar()
             return job_at, run_at
 
-        times = [t for t in await self._tx.read(work) if t is not None]
+        times = [t for t in await self.transactor.read(work) if t is not None]
         return min(times) if times else None
 
     # -- recording attempts ---------------------------------------------------------------------
@@ -623,7 +622,7 @@ class Runs:
         process still holds are written; returns their keys."""
         if not attempts:
             return set()
-        return await self._tx.write(lambda conn: self._record(conn, attempts, now))
+        return await self.transactor.write(lambda conn: self._record(conn, attempts, now))
 
     def _record(self, conn: Connection, attempts: Sequence[Attempt], now: datetime) -> set[str]:
         accepted = self._held(conn, attempts)
