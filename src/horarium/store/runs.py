@@ -370,30 +370,10 @@ class Runs:
         made: list[Made] = []
         broken: list[Broken] = []
         deadline = time.monotonic() + DECIDE_BUDGET
-        for (
-            job_id,
-            name,
-            definition,
-            state,
-            version,
-            subscription_id,
-            resource_group,
-            collection,
-            next_execution_at,
-            next_repeat,
-            schedule_set_at,
-            lease_owner,
-        ) in rows:
-            info = JobInfo(
-                job_id,
-                name,
-                definition,
-                state,
-                version,
-                subscription_id,
-                resource_group,
-                collection,
-            )
+        width = len(self._info_columns)  # the row starts with them, in JobInfo's order
+        for row in rows:
+            info = JobInfo(*row[:width])
+            next_execution_at, next_repeat, schedule_set_at, lease_owner = row[width:]
             due = DueJob(
                 info, next_execution_at, next_repeat, schedule_set_at, lease_owner is not None
             )
