@@ -5,6 +5,9 @@ Every option of `serve` / `worker` also reads HORARIUM_<OPTION> (dashes become u
 
 from __future__ import annotations
 
+import dataclasses
+import types
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,150 +15,78 @@ from typing import Any
 import click
 
 from horarium.config import Settings
-from horarium.loops import LOOPS
 
 _DEFAULTS = Settings()
 
 
-def _service_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Options shared by `serve` and `worker`; each also reads HORARIUM_<NAME>."""
-    options = [
-        click.option(
-            "--host",
-            default=_DEFAULTS.host,
-            show_default=True,
-            envvar="HORARIUM_HOST",
-            help="Address the API listens on.",
-        ),
-        click.option(
-            "--port",
-            default=_DEFAULTS.port,
-            show_default=True,
-            type=int,
-            envvar="HORARIUM_PORT",
-            help="Port the API listens on.",
-        ),
-        click.option(
-            "--data-dir",
-            default=str(_DEFAULTS.data_dir),
-            show_default=True,
-            envvar="HORARIUM_DATA_DIR",
-            type=click.Path(path_type=Path),
-            help="Folder of the embedded SQLite database.",
-        ),
-        click.option(
-            "--database",
-            default=None,
-            envvar="HORARIUM_DATABASE",
-            help="Database URL (sqlite:///FILE or postgresql://…); "
-            "default: SQLite file in --data-dir.",
-        ),
-        click.option(
-            "--http-timeout",
-            default=_DEFAULTS.http_timeout,
-            show_default=True,
-            type=float,
-            envvar="HORARIUM_HTTP_TIMEOUT",
-            help="Seconds an HTTP action may take.",
-        ),
-        click.option(
-            "--grace-period",
-            default=_DEFAULTS.grace_period,
-            show_default=True,
-            type=float,
-            envvar="HORARIUM_GRACE_PERIOD",
-            help="Seconds late before an execution counts as missed.",
-        ),
-        click.option(
-            "--poll-interval",
-            default=_DEFAULTS.poll_interval,
-            show_default=True,
-            type=float,
-            envvar="HORARIUM_POLL_INTERVAL",
-            help="Longest sleep between looks for due work.",
-        ),
-        click.option(
-            "--batch-size",
-            default=_DEFAULTS.batch_size,
-            show_default=True,
-            type=int,
-            envvar="HORARIUM_BATCH_SIZE",
-            help="Executions claimed per round.",
-        ),
-        click.option(
-            "--lease-seconds",
-            default=_DEFAULTS.lease_seconds,
-            show_default=True,
-            type=float,
-            envvar="HORARIUM_LEASE_SECONDS",
-            help="How long a claim is held before another process may take it over.",
-        ),
-        click.option(
-            "--max-in-flight",
-            default=_DEFAULTS.max_in_flight,
-            show_default=True,
-            type=int,
-            envvar="HORARIUM_MAX_IN_FLIGHT",
-            help="Executions running at once in this process.",
-        ),
-        click.option(
-            "--loop",
-            default=_DEFAULTS.loop,
-            show_default=True,
-            type=click.Choice(LOOPS),
-            envvar="HORARIUM_LOOP",
-            help="Event loop: auto takes uvloop when it is installed, else asyncio's own.",
-        ),
-        click.option(
-            "--region",
-            default=_DEFAULTS.region,
-            show_default=True,
-            envvar="HORARIUM_REGION",
-            help="Value of the x-ms-scheduler-execution-region header.",
-        ),
-        click.option(
-            "--aad-authority",
-            default=_DEFAULTS.aad_authority,
-            show_default=True,
-            envvar="HORARIUM_AAD_AUTHORITY",
-            help="Azure AD authority for ActiveDirectoryOAuth actions.",
-        ),
-        click.option(
-            "--storage-queue-url",
-            default=_DEFAULTS.storage_queue_url,
-            show_default=True,
-            envvar="HORARIUM_STORAGE_QUEUE_URL",
-            help="Queue service URL template ({account}).",
-        ),
-        click.option(
-            "--servicebus-url",
-            default=_DEFAULTS.servicebus_url,
-            show_default=True,
-            envvar="HORARIUM_SERVICEBUS_URL",
-            help="AMQP connection URL template ({namespace}).",
-        ),
-        click.option(
-            "--servicebus-queue-address",
-            default=_DEFAULTS.servicebus_queue_address,
-            show_default=True,
-            envvar="HORARIUM_SERVICEBUS_QUEUE_ADDRESS",
-            help="AMQP target address template for queues ({queue}).",
-        ),
-        click.option(
-            "--servicebus-topic-address",
-            default=_DEFAULTS.servicebus_topic_address,
-            show_default=True,
-            envvar="HORARIUM_SERVICEBUS_TOPIC_ADDRESS",
-            help="AMQP target address template for topics ({topic}).",
-        ),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+class _ListItem(click.types.StringParamType):
+    """An item of a repeatable option; its environment variable holds a comma-separated list."""
+
+    envvar_list_splitter = ","
 
 
-def _settings(run_engine: bool, **values: Any) -> Settings:
-    return Settings(run_engine=run_engine, **values)
+_LIST_ITEM = _ListItem()
+
+
+def _click_type(hint: Any, choices: tuple[str, ...] | None) -> Any:
+    """The click type of a settings field's type hint (`X | None` is X)."""
+    if choices:
+        return click.Choice(choices)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    if typing.get_origin(hint) is tuple:
+        return _LIST_ITEM
+    if hint is Path:
+        return click.Path(path_type=Path)
+    return hint
+
+
+def _option(settings_field: dataclasses.Field[Any], hint: Any) -> Callable[..., Any]:
+    """The click option of one `Settings` field (see `horarium.config.option`)."""
+    meta = settings_field.metadata
+    name = settings_field.name
+    default = getattr(_DEFAULTS, name)
+    many = isinstance(default, tuple)
+    spelling = meta.get("flag") or "--" + name.replace("_", "-")
+    env_name = spelling.split("/")[0].removeprefix("--").replace("-", "_").upper()
+    return click.option(
+        spelling,
+        name,
+        default=list(default) if many else default,
+        show_default=default is not None and default != (),
+        type=None if hint is bool else _click_type(hint, meta.get("choices")),
+        multiple=many,
+        envvar=f"HORARIUM_{env_name}",
+        show_envvar=True,
+        help=meta["help"],
+    )
+
+
+def _settings_options(*, api: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Every `Settings` field as an option; `api=False` leaves out those only `serve` takes."""
+    hints = typing.get_type_hints(Settings)
+
+    def apply(f: Callable[..., Any]) -> Callable[..., Any]:
+        for settings_field in reversed(dataclasses.fields(Settings)):
+            if settings_field.metadata.get("api") and not api:
+                continue
+            f = _option(settings_field, hints[settings_field.name])(f)
+        return f
+
+    return apply
+
+
+def _settings(**values: Any) -> Settings:
+    """Settings from parsed options; a repeatable option's items may also be comma-separated
+    (`--outbound-deny a,b` is `--outbound-deny a --outbound-deny b`)."""
+    given: dict[str, Any] = {
+        k: _items(v) if isinstance(v, tuple | list) else v for k, v in values.items()
+    }
+    return Settings(**given)
+
+
+def _items(given: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    return tuple(item.strip() for value in given for item in value.split(",") if item.strip())
 
 
 @click.group()
@@ -165,29 +96,21 @@ def main() -> None:
 
 
 @main.command()
-@_service_options
-@click.option(
-    "--engine/--no-engine",
-    "run_engine",
-    default=True,
-    show_default=True,
-    envvar="HORARIUM_ENGINE",
-    help="Also run the scheduler in this process.",
-)
-def serve(run_engine: bool, **values: Any) -> None:
+@_settings_options(api=True)
+def serve(**values: Any) -> None:
     """Run the management API (and, by default, the scheduler)."""
     from horarium.server import serve as run
 
-    run(_settings(run_engine, **values))
+    run(_settings(**values))
 
 
 @main.command()
-@_service_options
+@_settings_options(api=False)
 def worker(**values: Any) -> None:
     """Run only the scheduler against the database (for scaled deployments)."""
     from horarium.engine.service import run_worker
 
-    run_worker(_settings(True, **values))
+    run_worker(_settings(run_engine=True, **values))
 
 
 @main.command()

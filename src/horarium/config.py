@@ -1,31 +1,82 @@
-"""Service settings: one dataclass, filled from `horarium serve` options or HORARIUM_* variables."""
+"""Service settings: one dataclass, the one place every option of `serve` and `worker` is declared.
+
+Each field is an option: `--name-with-dashes` on the command line (built by `horarium.cli`), and
+the environment variable `HORARIUM_NAME_IN_CAPITALS`. A field's metadata gives its help text,
+which commands take it (`api`: only `serve`), its choices, and a flag's spelling.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from horarium.loops import LOOPS
+
+
+def option(
+    default: Any,
+    help: str,
+    *,
+    api: bool = False,
+    choices: tuple[str, ...] | None = None,
+    flag: str | None = None,
+) -> Any:
+    """A settings field that is also a command-line option.
+
+    `api`: the option concerns the management API, so only `serve` takes it; `choices`: the
+    values allowed; `flag`: the spelling of a boolean option (e.g. `--engine/--no-engine`).
+    A tuple default makes an option that may be given several times (comma-separated in its
+    environment variable)."""
+    metadata = {"help": help, "api": api, "choices": choices, "flag": flag}
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
 class Settings:
-    host: str = "127.0.0.1"
-    port: int = 8080
-    data_dir: Path = Path("horarium-data")
-    database: str | None = None  # None: SQLite file in data_dir
-    run_engine: bool = True  # serve also runs the scheduler; `horarium worker` runs it alone
-    http_timeout: float = 60.0  # seconds, outbound HTTP actions
-    grace_period: float = 60.0  # seconds late before an execution counts as missed
-    poll_interval: float = 1.0  # seconds between claims when nothing is due
-    batch_size: int = 200  # executions claimed per round
-    lease_seconds: float = 300.0  # how long a claim is held before another worker may take it over
-    max_in_flight: int = 500  # concurrent executions per process
-    loop: str = "auto"  # event loop: auto (uvloop when installed), asyncio, uvloop
-    region: str = "local"  # x-ms-scheduler-execution-region
-    aad_authority: str = "https://login.microsoftonline.com"
-    storage_queue_url: str = "https://{account}.queue.core.windows.net"
-    servicebus_url: str = "amqps://{namespace}.servicebus.windows.net:5671"
-    servicebus_queue_address: str = "{queue}"
-    servicebus_topic_address: str = "{topic}"
+    host: str = option("127.0.0.1", "Address the API listens on.", api=True)
+    port: int = option(8080, "Port the API listens on.", api=True)
+    data_dir: Path = option(Path("horarium-data"), "Folder of the embedded SQLite database.")
+    database: str | None = option(
+        None,
+        "Database URL (sqlite:///FILE or postgresql://…); default: SQLite file in --data-dir.",
+    )
+    run_engine: bool = option(
+        True,
+        "Also run the scheduler in this process (serve only; a worker always does).",
+        api=True,
+        flag="--engine/--no-engine",
+    )
+    http_timeout: float = option(60.0, "Seconds an HTTP action may take.")
+    grace_period: float = option(60.0, "Seconds late before an execution counts as missed.")
+    poll_interval: float = option(1.0, "Longest sleep between looks for due work.")
+    batch_size: int = option(200, "Executions claimed per round.")
+    lease_seconds: float = option(
+        300.0, "How long a claim is held before another process may take it over."
+    )
+    max_in_flight: int = option(500, "Executions running at once in this process.")
+    loop: str = option(
+        "auto",
+        "Event loop: auto takes uvloop when it is installed, else asyncio's own.",
+        choices=LOOPS,
+    )
+    region: str = option("local", "Value of the x-ms-scheduler-execution-region header.")
+    aad_authority: str = option(
+        "https://login.microsoftonline.com", "Azure AD authority for ActiveDirectoryOAuth actions."
+    )
+    storage_queue_url: str = option(
+        "https://{account}.queue.core.windows.net", "Queue service URL template ({account})."
+    )
+    servicebus_url: str = option(
+        "amqps://{namespace}.servicebus.windows.net:5671",
+        "AMQP connection URL template ({namespace}).",
+    )
+    servicebus_queue_address: str = option(
+        "{queue}", "AMQP target address template for queues ({queue})."
+    )
+    servicebus_topic_address: str = option(
+        "{topic}", "AMQP target address template for topics ({topic})."
+    )
 
     @property
     def database_url(self) -> str:
