@@ -8,6 +8,10 @@ waited for until it answers, stopped (SIGTERM, then SIGKILL) at the end.
         ...
 
 `server.restart()` stops the process and starts it again on the same port and data.
+
+`server.token` is the admin token the server wrote on its first start (`data/admin-token`), or
+None when there is none; `server.auth_headers()` is the Authorization header that sends it.
+Every test request that is not about authentication itself goes with it.
 """
 
 from __future__ import annotations
@@ -48,9 +52,13 @@ class ServerProcess:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self.token: str | None = None
 
     def url(self, path: str) -> str:
         return self.base_url + path
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     def command(self) -> list[str]:
         cmd = [
@@ -82,12 +90,17 @@ class ServerProcess:
                 raise RuntimeError(f"horarium serve exited early:\n{self.log()}")
             try:
                 if httpx.get(self.url("/openapi.json"), timeout=2).status_code == 200:
+                    self._read_token()
                     return
             except httpx.TransportError:
                 pass
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"horarium serve did not answer in {STARTUP_SECONDS} s:\n{self.log()}")
+
+    def _read_token(self) -> None:
+        path = self.data_dir / "admin-token"
+        self.token = path.read_text().strip() if path.exists() else None
 
     def stop(self) -> None:
         process, self.process = self.process, None

@@ -1,4 +1,4 @@
-"""`horarium` command line: serve, worker, preview.
+"""`horarium` command line: serve, worker, preview, keys, secrets.
 
 Every option of `serve` / `worker` also reads HORARIUM_<OPTION> (dashes become underscores).
 """
@@ -15,6 +15,8 @@ from typing import Any
 import click
 
 from horarium.config import Settings
+from horarium.keys_cli import keys
+from horarium.secrets_cli import secrets
 
 _DEFAULTS = Settings()
 
@@ -122,6 +124,10 @@ def preview(file: Any, now: str | None, count: int) -> None:
     from horarium.preview_cli import run
 
     raise SystemExit(run(file.read(), now=now, count=count))
+
+
+main.add_command(keys)
+main.add_command(secrets)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,67 @@ class Settings:
         "{topic}", "AMQP target address template for topics ({topic})."
     )
 
+    # -- security (docs/security.md) ----------------------------------------------------------
+    auth: str = option(
+        "keys",
+        "Caller authentication: keys (API keys, and OpenID Connect tokens when --oidc-issuer is"
+        " set) or none (refused unless --host is a loopback address).",
+        api=True,
+        choices=("keys", "none"),
+    )
+    allowed_hosts: tuple[str, ...] = option(
+        (),
+        "Host header values the API answers (default: the bind address, localhost, 127.0.0.1,"
+        " ::1 and the host of --public-url).",
+        api=True,
+    )
+    public_url: str | None = option(
+        None, "The URL callers reach the API at; nextLink is built from it.", api=True
+    )
+    oidc_issuer: str | None = option(
+        None, "Also accept JWTs from this OpenID Connect issuer (its URL).", api=True
+    )
+    oidc_audience: str | None = option(
+        None, "The audience (aud) an OpenID Connect token must carry.", api=True
+    )
+    oidc_subscriptions_claim: str = option(
+        "subscriptions",
+        "Claim of an OpenID Connect token that lists its subscriptions ('*': all).",
+        api=True,
+    )
+    oidc_role_claim: str = option(
+        "role",
+        "Claim of an OpenID Connect token that names its role (reader, contributor).",
+        api=True,
+    )
+    ssl_certfile: Path | None = option(
+        None,
+        "TLS certificate (PEM) for the API; with --ssl-keyfile the API speaks https.",
+        api=True,
+    )
+    ssl_keyfile: Path | None = option(None, "TLS private key (PEM) for the API.", api=True)
+    secret_key_file: Path | None = option(
+        None,
+        "File of the key that encrypts secrets at rest (default: secret.key in --data-dir,"
+        " created on first start).",
+    )
+    secret_key: str | None = option(
+        None,
+        "The secret-encryption key itself (base64 of 32 bytes); set it through the environment,"
+        " not the command line. Wins over --secret-key-file.",
+    )
+    outbound_deny: tuple[str, ...] = option(
+        ("link-local", "metadata"),
+        "Addresses HTTP actions may not reach: CIDRs, or link-local, metadata, private"
+        " (loopback, RFC 1918, CGNAT, ULA).",
+    )
+    outbound_allow: tuple[str, ...] = option(
+        (), "CIDRs HTTP actions may reach even when --outbound-deny covers them."
+    )
+    max_collections_per_subscription: int = option(
+        100, "Job collections one subscription may hold.", api=True
+    )
+
     @property
     def database_url(self) -> str:
         if self.database:

@@ -18,7 +18,9 @@ class Api:
     def __init__(self, server: ServerProcess, subscription: str | None = None) -> None:
         self.server = server
         self.subscription = subscription or f"sub-{uuid.uuid4().hex[:8]}"
-        self.http = httpx.Client(base_url=server.base_url, timeout=30)
+        self.http = httpx.Client(
+            base_url=server.base_url, timeout=30, headers=server.auth_headers()
+        )
 
     def collection(self, name: str, group: str = "rg1") -> str:
         return (
