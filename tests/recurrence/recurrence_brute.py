@@ -2,7 +2,7 @@
 
 It shares no code with `horarium.recurrence`: it walks the calendar day by day and each
 matching day minute by minute, checks every minute against the schedule's definition in
-`shared/design/recurrence.md` (written out plainly with `datetime`), turns matching wall-clock
+docs/recurrence.md, "The rules" (written out plainly with `datetime`), turns matching wall-clock
 times into instants with fold=0 and keeps each instant once.
 """
 

@@ -1,5 +1,6 @@
-"""Every worked example of shared/design/recurrence.md and shared/reference/recurrence-research.md
-(§T1–T6, the §T4 schedule tables with their malformed JSON fixed), and the live recordings."""
+"""Every worked example of docs/recurrence.md, those of Azure's Scheduler, Logic Apps and Data
+Factory recurrence documentation (its schedule tables with their malformed JSON fixed), and the
+live recordings."""
 
 from __future__ import annotations
 
@@ -166,7 +167,7 @@ def test_day_keeps_wall_clock_time_across_dst() -> None:
     assert {r.utcoffset() for r in berlin} == {timedelta(hours=1), timedelta(hours=2)}
 
 
-# --- §3 schedules: the design doc's table and research §T4 ------------------------------------
+# --- §3 schedules: docs/recurrence.md's table and Azure's examples ---------------------------
 
 HOURLY = [(h, 0) for h in range(24)]
 
@@ -575,7 +576,7 @@ def test_schedule_with_future_start_runs_no_sooner_than_start() -> None:
     assert preview(properties, now=BEFORE, count=2) == [utc(2024, 1, 1, 16), utc(2024, 1, 2, 8)]
 
 
-# --- §T2 future start with a schedule ---------------------------------------------------------
+# --- a future start with a schedule (Azure's advanced-schedules article) ------------------------
 
 
 def test_t2_logic_apps_monday_schedule_in_pacific_time() -> None:
@@ -613,7 +614,7 @@ def test_t2_hour_at_quarter_past() -> None:
     ]
 
 
-# --- §T3 Logic Apps US Central 2019 DST table -------------------------------------------------
+# --- the Logic Apps US Central 2019 daylight-saving table (docs/recurrence.md §4) ----------------
 
 T3_CASES = [
     (
@@ -695,7 +696,7 @@ def test_every_15_minutes_across_spring_forward_has_no_duplicates() -> None:
     ]
 
 
-# --- §5 count and endTime, §T5, §T6 ----------------------------------------------------------
+# --- §5 count and endTime, with Azure's and Data Factory's examples ------------------------
 
 
 def test_t5_daily_count_5_from_monday_ends_friday() -> None:

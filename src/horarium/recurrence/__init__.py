@@ -1,4 +1,4 @@
-"""When a job runs: the recurrence contract of docs (shared/design/recurrence.md), pure, no I/O.
+"""When a job runs: the rules of docs/recurrence.md, pure, no I/O.
 
 Public surface (other packages import only these names):
 
