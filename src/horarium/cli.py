@@ -80,11 +80,19 @@ def _settings_options(*, api: bool) -> Callable[[Callable[..., Any]], Callable[.
 
 def _settings(**values: Any) -> Settings:
     """Settings from parsed options; a repeatable option's items may also be comma-separated
-    (`--outbound-deny a,b` is `--outbound-deny a --outbound-deny b`)."""
+    (`--outbound-deny a,b` is `--outbound-deny a --outbound-deny b`). A malformed outbound
+    item is a usage error naming it."""
+    from horarium.actions.outbound import OutboundPolicy, OutboundPolicyError
+
     given: dict[str, Any] = {
         k: _items(v) if isinstance(v, tuple | list) else v for k, v in values.items()
     }
-    return Settings(**given)
+    settings = Settings(**given)
+    try:
+        OutboundPolicy.parse(settings.outbound_deny, settings.outbound_allow)
+    except OutboundPolicyError as exc:
+        raise click.UsageError(str(exc)) from None
+    return settings
 
 
 def _items(given: tuple[str, ...] | list[str]) -> tuple[str, ...]:

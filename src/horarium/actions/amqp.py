@@ -4,6 +4,8 @@ Proton's blocking API runs in a small dedicated thread pool. Connections (with t
 links) are kept per (URL, user, key) and lent to one thread at a time; one found broken on use
 (the broker closed an idle connection) is replaced once by a fresh one before the send is
 reported as failed. SASL PLAIN carries the key name and key, as Service Bus accepts.
+Before a connection is opened, the broker host's addresses are checked against the outbound
+policy (`horarium.actions.outbound`); Proton then resolves the name again by itself.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from proton import Delivery, Message, ProtonException, Timeout
+from proton import Delivery, Message, ProtonException, Timeout, Url
 from proton.utils import BlockingConnection, BlockingSender, SendException
+
+from horarium.actions.outbound import OutboundPolicy, OutboundRefused, check_broker
 
 IDLE_SECONDS = 60.0  # an idle pooled connection older than this is replaced, not reused
 LINKS_PER_CONNECTION = 64
@@ -42,8 +46,11 @@ class _Pooled:
 
 
 class AmqpSender:
-    def __init__(self, timeout: float, workers: int = WORKERS) -> None:
+    def __init__(
+        self, timeout: float, workers: int = WORKERS, policy: OutboundPolicy | None = None
+    ) -> None:
         self._timeout = timeout
+        self._policy = policy
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="horarium-amqp")
         self._idle: dict[Endpoint, list[_Pooled]] = {}
         self._lock = threading.Lock()
@@ -85,6 +92,7 @@ class AmqpSender:
         self._checkin(endpoint, entry)
 
     def _connect(self, endpoint: Endpoint) -> _Pooled:
+        self._check_broker(endpoint.url)
         try:
             connection = BlockingConnection(
                 endpoint.url,
@@ -97,6 +105,20 @@ class AmqpSender:
         except ProtonException as exc:
             raise AmqpSendError(f"could not connect: {_reason(exc)}") from exc
         return _Pooled(connection, time.monotonic())
+
+    def _check_broker(self, url: str) -> None:
+        """Refuse a broker whose host resolves to an address the outbound policy denies."""
+        if self._policy is None:
+            return
+        try:
+            target = Url(url)  # type: ignore[no-untyped-call]  # the parser Proton connects by
+            host, port = target.host, int(target.port)
+        except (ProtonException, ValueError, TypeError):
+            return  # not a URL Proton can use: connecting reports it
+        try:
+            check_broker(self._policy, host, port)
+        except OutboundRefused as exc:
+            raise AmqpSendError(f"connection to host '{host}' was refused: {exc}") from exc
 
     def _deliver(self, entry: _Pooled, address: str, message: Message) -> None:
         sender = entry.senders.get(address)

@@ -3,6 +3,12 @@
 2xx is success; any other status, a timeout, a connection or TLS error is a failure. Outbound
 authentication: Basic (Authorization header), ClientCertificate (the pfx presented in the TLS
 handshake), ActiveDirectoryOAuth (a bearer token from the token cache).
+
+Redirects (301, 302, 303, 307, 308) are followed here, up to MAX_REDIRECTS, each hop a request of
+its own through the session, so the outbound policy judges every hop. 303, and 301/302 after a
+POST, continue as a GET without the body; 307/308 keep the method and body. An https URL is not
+redirected to http. When a hop leaves the origin (scheme, host, port), the credentials stay
+behind: credential-like headers and the client certificate.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import base64
 import errno
 import os
 import ssl
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,12 +28,48 @@ from yarl import URL
 from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.execution import execution_headers
 from horarium.actions.fields import ActionInputError, lookup, section, string_map, text
-from horarium.actions.http_history import BODY_CHARS, failure_message, response_message
+from horarium.actions.http_history import (
+    BODY_CHARS,
+    failure_message,
+    refusal_message,
+    response_message,
+)
 from horarium.actions.oauth import TokenCache, TokenError
+from horarium.actions.outbound import OutboundRefused
 from horarium.actions.tls import ClientCertificates
 
 READ_LIMIT = BODY_CHARS * 4  # bytes: enough for 1024 characters of UTF-8
 DEFAULT_CONTENT_TYPE = "text/plain; charset=utf-8"  # what .NET's StringContent sends
+MAX_REDIRECTS = 10
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+BODY_HEADERS = ("Content-Type", "Content-Encoding", "Content-Language", "Content-Location")
+# Headers that go only to the job's own origin: these names, and any name containing a word
+# that credentials are named with (X-Functions-Key, Ocp-Apim-Subscription-Key, X-Auth-Token, …).
+ORIGIN_ONLY_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "host"})
+CREDENTIAL_WORDS = (
+    "auth", "key", "token", "secret", "password", "cookie", "session", "signature", "credential",
+)  # fmt: skip
+
+
+class _Outgoing:
+    """One attempt's request, as redirects change it."""
+
+    __slots__ = ("data", "headers", "hops", "method", "ssl", "url")
+
+    def __init__(
+        self,
+        url: URL,
+        method: str,
+        headers: CIMultiDict[str],
+        data: bytes | None,
+        ssl: ssl.SSLContext | bool,
+    ) -> None:
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.data = data
+        self.ssl = ssl
+        self.hops = 0
 
 
 class HttpActions:
@@ -65,34 +108,62 @@ class HttpActions:
             try:
                 ssl_context = await self._authenticate(auth, headers)
             except TokenError as exc:
+                refused = _refused(exc.__cause__)
+                if refused is not None:
+                    reason = f"OAuth token: the request to host '{refused[0]}' was refused: "
+                    return ActionResult(False, failure_message(host, reason + str(refused[1])))
                 return ActionResult(False, failure_message(host, f"OAuth token: {exc}"))
         headers.update(execution_headers(context))
 
+        outgoing = _Outgoing(url, method, headers, data, ssl_context or True)
         try:
-            async with self._session.request(
-                method,
-                url,
-                headers=headers,
-                data=data,
-                ssl=ssl_context if ssl_context is not None else True,
-                timeout=self._client_timeout,
-            ) as response:
-                raw = await _read_capped(response.content, READ_LIMIT)
-                charset = response.charset or "utf-8"
-                status = response.status
-                response_headers = list(response.headers.items())
+            return await self._exchange(outgoing, host)
         except TimeoutError:
             return ActionResult(
                 False, failure_message(host, f"no response within {self._timeout:g} seconds")
             )
         except aiohttp.ClientError as exc:
+            refused = _refused(exc)
+            if refused is not None:
+                via = host if outgoing.hops else None
+                return ActionResult(False, refusal_message(refused[0], refused[1], via))
             reason = _describe(exc)
-            if url.scheme == "https" and isinstance(exc, aiohttp.ServerDisconnectedError):
+            if outgoing.url.scheme == "https" and isinstance(exc, aiohttp.ServerDisconnectedError):
                 # A TLS 1.3 server refuses a client certificate after the handshake, by closing.
                 reason += " (a TLS server does this when it refuses the client certificate)"
             return ActionResult(False, failure_message(host, reason))
         except ssl.SSLError as exc:
             return ActionResult(False, failure_message(host, f"TLS error: {exc}"))
+
+    async def _exchange(self, request: _Outgoing, host: str) -> ActionResult:
+        """Send `request`, following redirects; the outcome of the last response."""
+        timeout = self._client_timeout
+        started = time.monotonic()
+        while True:
+            async with self._session.request(
+                request.method,
+                request.url,
+                headers=request.headers,
+                data=request.data,
+                ssl=request.ssl,
+                timeout=timeout,
+                allow_redirects=False,
+            ) as response:
+                status = response.status
+                target = _redirect_target(request.url, response) if status in REDIRECTS else None
+                if target is None:
+                    raw = await _read_capped(response.content, READ_LIMIT)
+                    charset = response.charset or "utf-8"
+                    response_headers = list(response.headers.items())
+                    break
+            if request.hops == MAX_REDIRECTS:
+                reason = f"more than {MAX_REDIRECTS} redirects (the last to host '{target.host}')"
+                return ActionResult(False, failure_message(host, reason))
+            _follow(request, status, target)
+            left = self._timeout - (time.monotonic() - started)
+            if left <= 0:
+                raise TimeoutError
+            timeout = aiohttp.ClientTimeout(total=left)
         try:
             body_text = raw.decode(charset, errors="replace")
         except LookupError:
@@ -142,6 +213,57 @@ def _target(uri: str) -> URL:
     if url.scheme not in ("http", "https") or not url.host:
         raise ActionInputError("'request.uri' must be an absolute http:// or https:// URL")
     return url
+
+
+def _redirect_target(url: URL, response: aiohttp.ClientResponse) -> URL | None:
+    """Where a redirect response leads, or None when it is not followed (no usable Location,
+    not http(s), or from https down to http): the response itself is then the outcome."""
+    location = response.headers.get("Location")
+    if not location:
+        return None
+    try:
+        target = url.join(URL(location))
+    except ValueError:
+        return None
+    if target.scheme not in ("http", "https") or not target.host:
+        return None
+    if url.scheme == "https" and target.scheme == "http":
+        return None
+    return target.with_fragment(None)
+
+
+def _follow(request: _Outgoing, status: int, target: URL) -> None:
+    """Make `request` the next hop's: the method and body by the status, and no credentials
+    once the hop leaves the origin."""
+    if (status == 303 and request.method != "HEAD") or (
+        status in (301, 302) and request.method == "POST"
+    ):
+        request.method = "GET"
+        request.data = None
+        for name in BODY_HEADERS:
+            request.headers.popall(name, None)
+    if _origin(target) != _origin(request.url):
+        for name in [n for n in request.headers if _origin_only(n)]:
+            request.headers.popall(name, None)
+        request.ssl = True  # the verifying default context: no client certificate
+    request.url = target
+    request.hops += 1
+
+
+def _origin(url: URL) -> tuple[str, str | None, int | None]:
+    return url.scheme, url.host, url.port
+
+
+def _origin_only(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in ORIGIN_ONLY_HEADERS or any(word in lowered for word in CREDENTIAL_WORDS)
+
+
+def _refused(exc: BaseException | None) -> tuple[str, OutboundRefused] | None:
+    """The host and the policy's refusal behind a connection error, if that is what it is."""
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, OutboundRefused):
+        return exc.host, exc.os_error
+    return None
 
 
 async def _read_capped(stream: aiohttp.StreamReader, limit: int) -> bytes:

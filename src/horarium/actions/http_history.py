@@ -64,3 +64,9 @@ def response_message(host: str, status: int, headers: Iterable[tuple[str, str]],
 def failure_message(host: str, reason: str) -> str:
     """No response at all (timeout, refused connection, TLS): not recorded live; our form."""
     return f"Http Action - Request to host '{host}' failed: {reason}"
+
+
+def refusal_message(host: str, reason: OSError | str, redirected_from: str | None = None) -> str:
+    """The outbound policy refused the connection: nothing was sent. Our form."""
+    via = f" (redirected from host '{redirected_from}')" if redirected_from else ""
+    return f"Http Action - Request to host '{host}'{via} was refused: {reason}"

@@ -4,7 +4,8 @@
         result = await actions.run(job_action, context)
 
 It owns the shared clients: one aiohttp session (HTTP actions, OAuth tokens, Storage queues),
-the client-certificate and token caches, and the AMQP sender for Service Bus. `run` never
+the client-certificate and token caches, and the AMQP sender for Service Bus. Every connection
+they open passes the outbound policy (`--outbound-deny` / `--outbound-allow`). `run` never
 raises for a failed execution: bad input, refusals and network errors come back as
 `ActionResult(succeeded=False, message=…)`, with every secret of the action masked.
 """
@@ -18,12 +19,14 @@ from types import TracebackType
 from typing import Any, Self
 
 import aiohttp
+from aiohttp.abc import AbstractResolver
 
 from horarium.actions.amqp import AmqpSender
 from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.fields import ActionInputError, lookup
 from horarium.actions.http import HttpActions
 from horarium.actions.oauth import TokenCache
+from horarium.actions.outbound import OutboundPolicy, PolicyResolver, guarded_socket
 from horarium.actions.redact import redact
 from horarium.actions.secrets_in import secrets_of
 from horarium.actions.servicebus import ServiceBusActions
@@ -44,8 +47,13 @@ LABELS = {
 
 
 class Actions:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, resolver: AbstractResolver | None = None) -> None:
+        """`resolver`: the DNS resolver behind the policy (default: aiohttp's own). A malformed
+        outbound item raises OutboundPolicyError."""
         self._settings = settings
+        self._policy = OutboundPolicy.parse(settings.outbound_deny, settings.outbound_allow)
+        self._dns = resolver
+        self._resolver: PolicyResolver | None = None
         self._session: aiohttp.ClientSession | None = None
         self._http: HttpActions | None = None
         self._storage: StorageQueueActions | None = None
@@ -54,7 +62,13 @@ class Actions:
 
     async def __aenter__(self) -> Self:
         tls = await asyncio.to_thread(default_context)  # reads the trust store from disk
-        connector = aiohttp.TCPConnector(ssl=tls, limit=max(self._settings.max_in_flight, 1))
+        self._resolver = PolicyResolver(self._policy, self._dns)
+        connector = aiohttp.TCPConnector(
+            ssl=tls,
+            limit=max(self._settings.max_in_flight, 1),
+            resolver=self._resolver,  # drops denied addresses from every DNS answer
+            socket_factory=guarded_socket(self._policy),  # and IP literals, which skip DNS
+        )
         # No cookie jar: each execution is a request of its own, and a cookie one job's
         # endpoint sets must not reach another job's request (nor be kept in memory).
         self._session = aiohttp.ClientSession(
@@ -69,7 +83,7 @@ class Actions:
         self._storage = StorageQueueActions(
             self._session, self._settings.storage_queue_url, self._settings.http_timeout
         )
-        self._amqp = AmqpSender(self._settings.http_timeout)
+        self._amqp = AmqpSender(self._settings.http_timeout, policy=self._policy)
         self._servicebus = ServiceBusActions(
             self._amqp,
             self._settings.servicebus_url,
@@ -87,6 +101,9 @@ class Actions:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._resolver is not None:
+            await self._resolver.close()
+            self._resolver = None
         if self._amqp is not None:
             await asyncio.to_thread(self._amqp.close)
             self._amqp = None

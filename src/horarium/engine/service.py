@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 import weakref
 from collections.abc import Awaitable, Callable
 
@@ -31,9 +32,13 @@ def wake() -> None:
 
 async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awaitable[None]]:
     """Start the scheduler inside the running event loop; returns an async stop function."""
+    from horarium.actions.outbound import weakening
     from horarium.actions.runner import Actions
 
     actions = Actions(settings)
+    warning = weakening(settings.outbound_deny, settings.outbound_allow)
+    if warning:
+        print(f"WARNING: {warning}", file=sys.stderr, flush=True)
     await actions.__aenter__()
     scheduler = Scheduler(db, settings, actions)
     tune_gc()  # the process is up: what exists now lives as long as it does
