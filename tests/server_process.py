@@ -16,6 +16,7 @@ Every test request that is not about authentication itself goes with it.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import signal
 import subprocess
@@ -30,6 +31,18 @@ import httpx
 from support import free_port
 
 STARTUP_SECONDS = 60.0
+
+
+def _beyond_loopback() -> str:
+    """Every address but loopback, as CIDRs: the outbound deny list of the servers the tests
+    start (with the defaults), so that a server's actions, too, can only reach 127.0.0.0/8 and
+    ::1 — a test's own `--outbound-deny` replaces it."""
+    v4 = ipaddress.ip_network("0.0.0.0/0").address_exclude(ipaddress.ip_network("127.0.0.0/8"))
+    v6 = ipaddress.ip_network("::/0").address_exclude(ipaddress.ip_network("::1/128"))
+    return ",".join(["link-local", "metadata", *map(str, v4), *map(str, v6)])
+
+
+LOOPBACK_ONLY = {"HORARIUM_OUTBOUND_DENY": _beyond_loopback()}
 
 
 class ServerProcess:
@@ -79,7 +92,7 @@ class ServerProcess:
         return cmd + self.extra_args
 
     def start(self) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **LOOPBACK_ONLY, **self.extra_env}
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 self.command(), stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir
