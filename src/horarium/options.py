@@ -93,3 +93,9 @@ def settings_from(**values: Any) -> Settings:
 def _items(given: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(item.strip() for value in given for item in value.split(",") if item.strip())
 
+
+class OneLineError(click.ClickException):
+    """A usage mistake told in one line on stderr (`Error: …`, without click's usage text),
+    exit code 2."""
+
+    exit_code = 2
