@@ -16,6 +16,8 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from horarium.api import openapi
+from horarium.api.audit import Audit
+from horarium.api.authentication import Authentication, Authenticator
 from horarium.api.routes import router
 from horarium.api.wire import arm_error
 from horarium.model.errors import ApiError
@@ -93,8 +95,14 @@ def _validation_message(error: RequestValidationError) -> tuple[str, str]:
 
 def create_api(
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+    *,
+    authenticator: Authenticator | None,
 ) -> FastAPI:
-    """The FastAPI app; the caller's `lifespan` puts a `Store` at `app.state.store`."""
+    """The FastAPI app; the caller's `lifespan` puts a `Store` at `app.state.store` (and opens
+    the `authenticator`; None: authentication is off).
+
+    Middleware, outermost first: canonical path words, the audit log, request ids,
+    authentication; then the routes, where `authorization.authorize` runs."""
     app = FastAPI(
         title="Horarium",
         version=_version(),
@@ -140,6 +148,9 @@ def create_api(
         log.exception("unexpected error", exc_info=exc)
         return arm_error(500, "InternalServerError", "The server encountered an internal error.")
 
+    public_paths = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
+    app.add_middleware(Authentication, authenticator=authenticator, public_paths=public_paths)
+
     @app.middleware("http")
     async def request_ids(request: Request, call_next: Callable[..., Any]) -> Response:
         response: Response = await call_next(request)
@@ -153,5 +164,6 @@ def create_api(
             response.headers["x-ms-client-request-id"] = client_id[:200]
         return response
 
+    app.add_middleware(Audit)
     app.add_middleware(CanonicalPaths)
     return app
