@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from horarium.keys_cli import keys
-from horarium.options import settings_from, settings_options
+from horarium.options import OneLineError, settings_from, settings_options
 from horarium.secrets_cli import secrets
 
 
@@ -24,9 +24,17 @@ def main() -> None:
 @settings_options()
 def serve(**values: Any) -> None:
     """Run the management API (and, by default, the scheduler)."""
+    from horarium.api.exposure import ExposureError, review
     from horarium.server import serve as run
 
-    run(settings_from(**values))
+    settings = settings_from(**values)
+    try:
+        warnings = review(settings)
+    except ExposureError as e:
+        raise OneLineError(str(e)) from None
+    for warning in warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    run(settings)
 
 
 @main.command()

@@ -1,6 +1,7 @@
 """`horarium serve`: the management API under uvicorn (one worker), with the scheduler in the
 same process unless `--no-engine`. The database is migrated at start; on the first start the
-admin API key is made (`horarium.api.first_key`)."""
+admin API key is made (`horarium.api.first_key`). Settings are reviewed before (`cli.serve`,
+`horarium.api.exposure`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.api.app import create_api
 from horarium.api.authentication import Authenticator
 from horarium.api.first_key import make_data_dir, make_first_key
+from horarium.api.hosts import allowed_hosts
 from horarium.api.oidc import OidcVerifier
 from horarium.config import Settings
 from horarium.loops import running_loop_name
@@ -58,7 +60,12 @@ def create_app(settings: Settings) -> FastAPI:
                 await authenticator.close()
             await db.dispose()
 
-    return create_api(lifespan, authenticator=authenticator)
+    return create_api(
+        lifespan,
+        authenticator=authenticator,
+        allowed_hosts=allowed_hosts(settings),
+        public_url=settings.public_url,
+    )
 
 
 async def _first_key(db: AsyncEngine, settings: Settings) -> None:
@@ -83,13 +90,14 @@ def _oidc(settings: Settings) -> OidcVerifier | None:
 
 
 def _listening(settings: Settings, *, engine: bool) -> str:
+    scheme = "https" if settings.ssl_certfile else "http"
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     shown = make_url(settings.database_url).render_as_string(hide_password=True)
     auth = "OFF" if settings.auth == "none" else "API keys"
     if settings.auth != "none" and settings.oidc_issuer:
         auth += f" and OpenID Connect tokens of {settings.oidc_issuer}"
     return (
-        f"Horarium listening on http://{host}:{settings.port}"
+        f"Horarium listening on {scheme}://{host}:{settings.port}"
         f" (database {shown}; scheduler {'on' if engine else 'off'};"
         f" event loop {running_loop_name()}; authentication {auth})"
     )
@@ -124,5 +132,7 @@ def serve(settings: Settings) -> None:
         log_config=log_config(),
         lifespan="on",
         server_header=False,
+        ssl_certfile=str(settings.ssl_certfile) if settings.ssl_certfile else None,
+        ssl_keyfile=str(settings.ssl_keyfile) if settings.ssl_keyfile else None,
     )
     uvicorn.Server(config).run()

@@ -3,7 +3,8 @@ scenario with an API key; the scheduler runs in the server so that `run` produce
 job's target is a real HTTP server on 127.0.0.1 started by the test.
 
 Over http the key goes in an `authentication_policy` (azure-core refuses bearer tokens over
-plain http)."""
+plain http); over https a plain azure-core TokenCredential returns it, and the SDK verifies the
+server's certificate against the test's CA (`connection_verify`)."""
 
 from __future__ import annotations
 
@@ -108,6 +109,19 @@ def _wait_for(check: Any, what: str) -> Any:
     raise AssertionError(f"{what} did not happen within {WAIT_SECONDS} s")
 
 
+@pytest.fixture
+def https_server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """`serve --ssl-certfile/--ssl-keyfile` (SQLite) with a certificate for 127.0.0.1 made by the
+    test's own CA."""
+    from actions.tls_material import make_pki
+
+    pki = make_pki(tmp_path)
+    pem = str(tmp_path / "server.pem")  # the certificate and its key
+    tls = ["--ssl-certfile", pem, "--ssl-keyfile", pem]
+    with running_server(tmp_path, engine=True, args=tls, ca_file=pki.ca_file) as server:
+        yield server
+
+
 def test_sdk_scenario(engine_server: ServerProcess) -> None:
     credential = KeyCredential(engine_server.token)
     client = SchedulerManagementClient(
@@ -115,6 +129,17 @@ def test_sdk_scenario(engine_server: ServerProcess) -> None:
         str(uuid.uuid4()),
         base_url=engine_server.base_url,
         authentication_policy=BearerOverHttp(credential),
+    )
+    _scenario(client)
+
+
+def test_sdk_scenario_over_https_with_a_token_credential(https_server: ServerProcess) -> None:
+    assert https_server.base_url.startswith("https://")
+    client = SchedulerManagementClient(
+        KeyCredential(https_server.token),
+        str(uuid.uuid4()),
+        base_url=https_server.base_url,
+        connection_verify=str(https_server.ca_file),
     )
     _scenario(client)
 

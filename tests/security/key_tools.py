@@ -84,7 +84,10 @@ def expired_key(server: ServerProcess, subscription: str) -> str:
 
 def client(server: ServerProcess, token: str | None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx.Client(base_url=server.base_url, params=API_VERSION, headers=headers, timeout=30)
+    return httpx.Client(
+        base_url=server.base_url, params=API_VERSION, headers=headers, timeout=30,
+        verify=server.verify,
+    )  # fmt: skip
 
 
 def collection_path(subscription: str, name: str = "jc", group: str = "rg") -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractAsyncContextManager
 from importlib import metadata
 from typing import Any
@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from horarium.api import openapi
 from horarium.api.audit import Audit
 from horarium.api.authentication import Authentication, Authenticator
+from horarium.api.hosts import LOOPBACK_NAMES, HostCheck
 from horarium.api.routes import router
 from horarium.api.wire import arm_error
 from horarium.model.errors import ApiError
@@ -97,12 +98,15 @@ def create_api(
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
     *,
     authenticator: Authenticator | None,
+    allowed_hosts: Collection[str] = LOOPBACK_NAMES,
+    public_url: str | None = None,
 ) -> FastAPI:
     """The FastAPI app; the caller's `lifespan` puts a `Store` at `app.state.store` (and opens
-    the `authenticator`; None: authentication is off).
+    the `authenticator`; None: authentication is off). Requests are answered only for the
+    `allowed_hosts` (names without port); nextLink URLs start with `public_url` when given.
 
-    Middleware, outermost first: canonical path words, the audit log, request ids,
-    authentication; then the routes, where `authorization.authorize` runs."""
+    Middleware, outermost first: the Host check, canonical path words, the audit log, request
+    ids, authentication; then the routes, where `authorization.authorize` runs."""
     app = FastAPI(
         title="Horarium",
         version=_version(),
@@ -113,6 +117,7 @@ def create_api(
         redoc_url=None,
         lifespan=lifespan,
     )
+    app.state.public_url = public_url
     app.include_router(router)
     openapi.install(app)
 
@@ -166,4 +171,5 @@ def create_api(
 
     app.add_middleware(Audit)
     app.add_middleware(CanonicalPaths)
+    app.add_middleware(HostCheck, allowed=frozenset(allowed_hosts))
     return app
