@@ -9,6 +9,9 @@ waited for until it answers, stopped (SIGTERM, then SIGKILL) at the end.
 
 `server.restart()` stops the process and starts it again on the same port and data.
 
+`ca_file`: the server speaks https (the caller passes --ssl-certfile / --ssl-keyfile in `args`)
+with a certificate this CA signed; `server.verify` is what clients verify it with.
+
 `server.token` is the admin token the server wrote on its first start (`data/admin-token`), or
 None when there is none; `server.auth_headers()` is the Authorization header that sends it.
 Every test request that is not about authentication itself goes with it.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -54,6 +58,7 @@ class ServerProcess:
         engine: bool,
         env: Mapping[str, str] | None,
         args: Sequence[str],
+        ca_file: Path | None = None,
     ) -> None:
         self.workdir = workdir
         self.data_dir = workdir / "data"
@@ -62,7 +67,12 @@ class ServerProcess:
         self.extra_env = dict(env or {})
         self.extra_args = list(args)
         self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.ca_file = ca_file
+        self.verify: ssl.SSLContext | bool = (
+            ssl.create_default_context(cafile=ca_file) if ca_file is not None else True
+        )
+        scheme = "https" if ca_file is not None else "http"
+        self.base_url = f"{scheme}://127.0.0.1:{self.port}"
         self.log_path = workdir / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.token: str | None = None
@@ -102,7 +112,8 @@ class ServerProcess:
             if self.process.poll() is not None:
                 raise RuntimeError(f"horarium serve exited early:\n{self.log()}")
             try:
-                if httpx.get(self.url("/openapi.json"), timeout=2).status_code == 200:
+                probe = httpx.get(self.url("/openapi.json"), timeout=2, verify=self.verify)
+                if probe.status_code == 200:
                     self._read_token()
                     return
             except httpx.TransportError:
@@ -142,11 +153,14 @@ def running_server(
     engine: bool = False,
     env: Mapping[str, str] | None = None,
     args: Sequence[str] = (),
+    ca_file: Path | None = None,
 ) -> Iterator[ServerProcess]:
     """`database`: None for the default SQLite file in `workdir/data`; `engine`: also run the
-    scheduler (off by default so API tests never call out)."""
+    scheduler (off by default so API tests never call out); `ca_file`: https (see above)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    server = ServerProcess(workdir, database=database, engine=engine, env=env, args=args)
+    server = ServerProcess(
+        workdir, database=database, engine=engine, env=env, args=args, ca_file=ca_file
+    )
     server.start()
     try:
         yield server

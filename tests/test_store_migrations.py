@@ -25,7 +25,7 @@ async def _tables(url: str) -> set[str]:
 async def test_sqlite_file_gets_schema_in_wal_mode(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'sub' / 'h.sqlite3'}"
     tables = await _tables(url)
-    assert {"job_collections", "jobs", "job_history", "alembic_version"} <= tables
+    assert {"job_collections", "jobs", "job_history", "api_keys", "alembic_version"} <= tables
     engine = create_engine(url)
     async with engine.connect() as conn:
         mode = (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar()
@@ -39,4 +39,4 @@ def test_postgres_gets_schema() -> None:
 
     with fresh_pg_database() as url:
         tables = asyncio.run(_tables(url))
-    assert {"job_collections", "jobs", "job_history", "alembic_version"} <= tables
+    assert {"job_collections", "jobs", "job_history", "api_keys", "alembic_version"} <= tables

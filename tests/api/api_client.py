@@ -19,7 +19,10 @@ class Api:
         self.server = server
         self.subscription = subscription or f"sub-{uuid.uuid4().hex[:8]}"
         self.http = httpx.Client(
-            base_url=server.base_url, timeout=30, headers=server.auth_headers()
+            base_url=server.base_url,
+            timeout=30,
+            headers=server.auth_headers(),
+            verify=server.verify,
         )
 
     def collection(self, name: str, group: str = "rg1") -> str:

@@ -68,7 +68,11 @@ def _fuzz(server: ServerProcess, prepare: Callable[[Any], None]) -> int:
                 nonlocal sent
                 prepare(case)
                 sent += 1
-                case.call_and_validate(base_url=server.base_url, checks=[not_a_server_error])
+                case.call_and_validate(
+                    base_url=server.base_url,
+                    headers=server.auth_headers(),
+                    checks=[not_a_server_error],
+                )
 
             run()
     return sent
@@ -81,7 +85,9 @@ def _reset(server: ServerProcess) -> None:
         f"/providers/Microsoft.Scheduler/jobCollections/{PINNED['jobCollectionName']}"
     )
     query = {"api-version": "2016-03-01"}
-    with httpx.Client(base_url=server.base_url, params=query, timeout=30) as http:
+    with httpx.Client(
+        base_url=server.base_url, params=query, timeout=30, headers=server.auth_headers()
+    ) as http:
         collection = {"location": "West US", "properties": {"sku": {"name": "Standard"}}}
         assert http.put(base, json=collection).status_code in (200, 201)
         http.delete(f"{base}/jobs/{PINNED['jobName']}")

@@ -1,6 +1,10 @@
 """The `azure-mgmt-scheduler` 7.0.0 SDK, pointed at Horarium by its base URL, runs a full
-scenario; the scheduler runs in the server so that `run` produces history. The job's target is
-a real HTTP server on 127.0.0.1 started by the test."""
+scenario with an API key; the scheduler runs in the server so that `run` produces history. The
+job's target is a real HTTP server on 127.0.0.1 started by the test.
+
+Over http the key goes in an `authentication_policy` (azure-core refuses bearer tokens over
+plain http); over https a plain azure-core TokenCredential returns it, and the SDK verifies the
+server's certificate against the test's CA (`connection_verify`)."""
 
 from __future__ import annotations
 
@@ -29,17 +33,21 @@ from support import fresh_pg_database
 WAIT_SECONDS = 60.0
 
 
-class LocalCredential:
-    """A TokenCredential for a local server: any bearer token is accepted there."""
+class KeyCredential:
+    """A TokenCredential that hands out a Horarium API key as its bearer token."""
+
+    def __init__(self, key: str | None) -> None:
+        assert key, "the server wrote no admin token"
+        self.key = key
 
     def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
-        return AccessToken("local-test-token", int(time.time()) + 3600)
+        return AccessToken(self.key, int(time.time()) + 3600)
 
 
 class BearerOverHttp(SansIOHTTPPolicy[Any, Any]):
     """Adds the credential's bearer token; azure-core's own policy refuses plain http URLs."""
 
-    def __init__(self, credential: LocalCredential) -> None:
+    def __init__(self, credential: KeyCredential) -> None:
         self.credential = credential
 
     def on_request(self, request: PipelineRequest[Any]) -> None:
@@ -101,16 +109,64 @@ def _wait_for(check: Any, what: str) -> Any:
     raise AssertionError(f"{what} did not happen within {WAIT_SECONDS} s")
 
 
+@pytest.fixture
+def https_server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """`serve --ssl-certfile/--ssl-keyfile` (SQLite) with a certificate for 127.0.0.1 made by the
+    test's own CA."""
+    from actions.tls_material import make_pki
+
+    pki = make_pki(tmp_path)
+    pem = str(tmp_path / "server.pem")  # the certificate and its key
+    tls = ["--ssl-certfile", pem, "--ssl-keyfile", pem]
+    with running_server(tmp_path, engine=True, args=tls, ca_file=pki.ca_file) as server:
+        yield server
+
+
 def test_sdk_scenario(engine_server: ServerProcess) -> None:
-    target = Target()
-    credential = LocalCredential()
-    subscription = str(uuid.uuid4())
+    credential = KeyCredential(engine_server.token)
     client = SchedulerManagementClient(
         credential,
-        subscription,
+        str(uuid.uuid4()),
         base_url=engine_server.base_url,
         authentication_policy=BearerOverHttp(credential),
     )
+    _scenario(client)
+
+
+def test_sdk_scenario_over_https_with_a_token_credential(https_server: ServerProcess) -> None:
+    assert https_server.base_url.startswith("https://")
+    client = SchedulerManagementClient(
+        KeyCredential(https_server.token),
+        str(uuid.uuid4()),
+        base_url=https_server.base_url,
+        connection_verify=str(https_server.ca_file),
+    )
+    _scenario(client)
+
+
+def test_the_sdk_without_a_valid_key_gets_authentication_failed(
+    engine_server: ServerProcess,
+) -> None:
+    credential = KeyCredential("hrm_not-a-key")
+    client = SchedulerManagementClient(
+        credential,
+        str(uuid.uuid4()),
+        base_url=engine_server.base_url,
+        authentication_policy=BearerOverHttp(credential),
+    )
+    try:
+        with pytest.raises(HttpResponseError) as raised:
+            client.job_collections.get("rg", "jc")
+    finally:
+        client.close()
+    assert raised.value.status_code == 401
+    assert raised.value.error is not None and raised.value.error.code == "AuthenticationFailed"
+
+
+def _scenario(client: SchedulerManagementClient) -> None:
+    """Collections and jobs through the SDK: create, get, list, patch, disable, enable, run,
+    history, delete."""
+    target = Target()
     group, name = "sdk-rg", "sdkcollection"
     try:
         # -- collection: create / get / list / patch / disable / enable -----------------------

@@ -505,7 +505,10 @@ async def serving(workdir: Path, env: dict[str, str]) -> AsyncIterator[httpx.Asy
     await asyncio.to_thread(server.start)
     try:
         async with httpx.AsyncClient(
-            base_url=server.base_url, params={"api-version": API_VERSION}, timeout=30
+            base_url=server.base_url,
+            params={"api-version": API_VERSION},
+            timeout=30,
+            headers=server.auth_headers(),
         ) as api:
             body = {"location": "West US", "properties": {"sku": {"name": "Standard"}}}
             made = await api.put(COLLECTION, json=body)

@@ -41,7 +41,9 @@ def parse(value: str) -> datetime:
 class Api:
     def __init__(self, server: ServerProcess) -> None:
         self.server = server
-        self.http = httpx.Client(base_url=server.base_url, timeout=30)
+        self.http = httpx.Client(
+            base_url=server.base_url, timeout=30, headers=server.auth_headers()
+        )
         self.collection = (
             f"/subscriptions/sub-{uuid.uuid4().hex[:6]}/resourceGroups/rg"
             "/providers/Microsoft.Scheduler/jobCollections/engine"

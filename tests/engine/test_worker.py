@@ -64,7 +64,9 @@ def test_workers_run_every_job_exactly_once(database: str, tmp_path: Path) -> No
                 start_worker(database, tmp_path / f"worker{i}.log", loop)
                 for i, loop in enumerate(loops)
             ]
-            http = httpx.Client(base_url=api_server.base_url, timeout=30)
+            http = httpx.Client(
+                base_url=api_server.base_url, timeout=30, headers=api_server.auth_headers()
+            )
             body = {"location": "West US", "properties": {"sku": {"name": "P20Premium"}}}
             assert http.put(COLLECTION, params=API, json=body).status_code == 201
             names = [f"job{i}" for i in range(30)]

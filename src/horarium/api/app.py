@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractAsyncContextManager
 from importlib import metadata
 from typing import Any
@@ -16,6 +16,9 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from horarium.api import openapi
+from horarium.api.audit import Audit
+from horarium.api.authentication import Authentication, Authenticator
+from horarium.api.hosts import LOOPBACK_NAMES, HostCheck
 from horarium.api.routes import router
 from horarium.api.wire import arm_error
 from horarium.model.errors import ApiError
@@ -93,8 +96,17 @@ def _validation_message(error: RequestValidationError) -> tuple[str, str]:
 
 def create_api(
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+    *,
+    authenticator: Authenticator | None,
+    allowed_hosts: Collection[str] = LOOPBACK_NAMES,
+    public_url: str | None = None,
 ) -> FastAPI:
-    """The FastAPI app; the caller's `lifespan` puts a `Store` at `app.state.store`."""
+    """The FastAPI app; the caller's `lifespan` puts a `Store` at `app.state.store` (and opens
+    the `authenticator`; None: authentication is off). Requests are answered only for the
+    `allowed_hosts` (names without port); nextLink URLs start with `public_url` when given.
+
+    Middleware, outermost first: the Host check, canonical path words, the audit log, request
+    ids, authentication; then the routes, where `authorization.authorize` runs."""
     app = FastAPI(
         title="Horarium",
         version=_version(),
@@ -105,6 +117,7 @@ def create_api(
         redoc_url=None,
         lifespan=lifespan,
     )
+    app.state.public_url = public_url
     app.include_router(router)
     openapi.install(app)
 
@@ -140,6 +153,9 @@ def create_api(
         log.exception("unexpected error", exc_info=exc)
         return arm_error(500, "InternalServerError", "The server encountered an internal error.")
 
+    public_paths = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
+    app.add_middleware(Authentication, authenticator=authenticator, public_paths=public_paths)
+
     @app.middleware("http")
     async def request_ids(request: Request, call_next: Callable[..., Any]) -> Response:
         response: Response = await call_next(request)
@@ -153,5 +169,7 @@ def create_api(
             response.headers["x-ms-client-request-id"] = client_id[:200]
         return response
 
+    app.add_middleware(Audit)
     app.add_middleware(CanonicalPaths)
+    app.add_middleware(HostCheck, allowed=frozenset(allowed_hosts))
     return app

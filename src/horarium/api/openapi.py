@@ -1,6 +1,6 @@
 """The service's own OpenAPI document (`/openapi.json`): FastAPI's paths with the request and
 response models of the Azure Scheduler 2016-03-01 spec (a verbatim copy ships with the package),
-converted to OpenAPI 3, plus Horarium's extensions and the ARM error body."""
+converted to OpenAPI 3, plus Horarium's extensions, the ARM error body and the bearer scheme."""
 
 from __future__ import annotations
 
@@ -49,6 +49,14 @@ _UPCOMING = {
         },
         "repeatCount": {"type": "integer"},
     },
+}
+
+
+_BEARER = {
+    "type": "http",
+    "scheme": "bearer",
+    "description": "An API key (`horarium keys create`; the first is in <data-dir>/admin-token)"
+    " or, when --oidc-issuer is set, a JWT of that issuer.",
 }
 
 
@@ -119,6 +127,8 @@ def install(app: FastAPI) -> None:
         for name in ("HTTPValidationError", "ValidationError"):
             schemas.pop(name, None)
         schemas.update(azure_schemas())
+        document["components"]["securitySchemes"] = {"bearer": _BEARER}
+        document["security"] = [{"bearer": []}]
         error = {
             "description": "ARM error",
             "content": {

@@ -31,7 +31,9 @@ def parse_filter(value: str | None, field: str, allowed: tuple[str, ...]) -> str
 def next_link(
     request: Request, *, top: int | None, skip: int, shown: int, more: bool
 ) -> str | None:
-    """The URL of the following page, keeping api-version, $top and $filter; None at the end."""
+    """The URL of the following page, keeping api-version, $top and $filter; None at the end.
+    It starts with `--public-url` when that is set (`app.state.public_url`), else with the
+    request's own URL, whose Host the Host check has let through."""
     if not more:
         return None
     params: list[tuple[str, str]] = [
@@ -43,4 +45,8 @@ def next_link(
     filter_value = request.query_params.get("$filter")
     if filter_value:
         params.append(("$filter", filter_value))
-    return str(request.url.replace(query=urlencode(params, safe="$'")))
+    query = urlencode(params, safe="$'")
+    public_url: str | None = getattr(request.app.state, "public_url", None)
+    if public_url is None:
+        return str(request.url.replace(query=query))
+    return f"{public_url.rstrip('/')}{request.url.path}?{query}"

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from horarium.api import collection_ops, history_ops, job_ops, upcoming
+from horarium.api.authorization import authorize
 from horarium.api.query import DEFAULT_PAGE, next_link, parse_filter
 from horarium.api.wire import ArmJSONResponse, empty, read_json, style_for
 from horarium.model import enums
@@ -46,7 +47,8 @@ def _api_version(
     return api_version
 
 
-router = APIRouter(dependencies=[Depends(_api_version)])
+# Authorization first: a caller learns nothing about a request it may not make.
+router = APIRouter(dependencies=[Depends(authorize), Depends(_api_version)])
 
 Subscription = Annotated[str, Path(description="The subscription id.")]
 Group = Annotated[str, Path(description="The resource group name.")]

@@ -132,3 +132,17 @@ job_executions = Table(
     Index(None, "due_at"),
     Index(None, "job_id"),
 )
+
+# API keys callers authenticate with (horarium.api.api_keys; SQL in horarium.store.api_keys).
+# Only the SHA-256 of a token is kept: the token itself is shown once, when it is made.
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(100), nullable=False, unique=True),
+    Column("token_sha256", String(64), nullable=False, unique=True),  # hex digest of the token
+    Column("subscription", String(100), nullable=False),  # lower-cased id, or "*" (every one)
+    Column("role", String(20), nullable=False),  # reader / contributor
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),  # NULL: never
+)

@@ -1,0 +1,91 @@
+"""What a caller may do: a key reaches only its subscriptions, and a reader only reads.
+
+A FastAPI dependency of the router (`authorize`), so it sees the matched route and its path
+parameters: each route's operation maps to its ARM action and whether it writes (`ACTIONS`); an
+operation missing from the map is refused. A refusal is ARM's 403 `AuthorizationFailed`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from fastapi import Request
+
+from horarium.api.principal import Principal
+from horarium.model.errors import ApiError
+from horarium.model.names import PROVIDER
+
+
+class Access(StrEnum):
+    READ = "read"  # GET, list, preview: readers and contributors
+    WRITE = "write"  # create, change, delete, enable, disable, run: contributors
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str  # the ARM action, after "Microsoft.Scheduler/"
+    access: Access
+
+
+_COLLECTIONS = "jobCollections"
+_JOBS = "jobCollections/jobs"
+
+# Every operation of horarium.api.routes (its operation_id) and the action it performs.
+ACTIONS: dict[str, Action] = {
+    "JobCollections_ListBySubscription": Action(f"{_COLLECTIONS}/read", Access.READ),
+    "JobCollections_ListByResourceGroup": Action(f"{_COLLECTIONS}/read", Access.READ),
+    "JobCollections_Get": Action(f"{_COLLECTIONS}/read", Access.READ),
+    "JobCollections_CreateOrUpdate": Action(f"{_COLLECTIONS}/write", Access.WRITE),
+    "JobCollections_Patch": Action(f"{_COLLECTIONS}/write", Access.WRITE),
+    "JobCollections_Delete": Action(f"{_COLLECTIONS}/delete", Access.WRITE),
+    "JobCollections_Enable": Action(f"{_COLLECTIONS}/enable/action", Access.WRITE),
+    "JobCollections_Disable": Action(f"{_COLLECTIONS}/disable/action", Access.WRITE),
+    "Jobs_List": Action(f"{_JOBS}/read", Access.READ),
+    "Jobs_Get": Action(f"{_JOBS}/read", Access.READ),
+    "Jobs_CreateOrUpdate": Action(f"{_JOBS}/write", Access.WRITE),
+    "Jobs_Patch": Action(f"{_JOBS}/write", Access.WRITE),
+    "Jobs_Delete": Action(f"{_JOBS}/delete", Access.WRITE),
+    "Jobs_Run": Action(f"{_JOBS}/run/action", Access.WRITE),
+    "Jobs_ListJobHistory": Action(f"{_JOBS}/history/read", Access.READ),
+    "Jobs_ListUpcoming": Action(f"{_JOBS}/upcoming/read", Access.READ),
+    "Jobs_PreviewUpcoming": Action(f"{_JOBS}/upcoming/action", Access.READ),
+}
+
+
+class Forbidden(ApiError):
+    status = 403
+    code = "AuthorizationFailed"
+
+
+def allowed(principal: Principal, action: Action, subscription: str) -> bool:
+    if not principal.reaches(subscription):
+        return False
+    return action.access is Access.READ or principal.may_write
+
+
+async def authorize(request: Request) -> None:
+    """Refuse (403) a request its caller may not make."""
+    principal: Principal | None = getattr(request.state, "principal", None)
+    route = request.scope.get("route")
+    action = ACTIONS.get(getattr(route, "operation_id", None) or "")
+    subscription = request.path_params.get("subscriptionId", "")
+    if principal is None or action is None:
+        raise Forbidden("The request has no authenticated caller or no known action.")
+    if not allowed(principal, action, subscription):
+        raise Forbidden(
+            f"The client '{principal.name}' (role {principal.role.value}) does not have"
+            f" authorization to perform action '{PROVIDER}/{action.name}' over scope"
+            f" '{_scope(request.path_params)}' or the scope is invalid."
+        )
+
+
+def _scope(params: dict[str, str]) -> str:
+    """The ARM id of the resource (or the subscription, or the resource group) acted on."""
+    scope = f"/subscriptions/{params.get('subscriptionId', '')}"
+    if "resourceGroupName" in params:
+        scope += f"/resourceGroups/{params['resourceGroupName']}"
+    if "jobCollectionName" in params:
+        scope += f"/providers/{PROVIDER}/jobCollections/{params['jobCollectionName']}"
+    if "jobName" in params:
+        scope += f"/jobs/{params['jobName']}"
+    return scope
