@@ -23,12 +23,14 @@ from datetime import timedelta
 
 from horarium.actions.base import ActionRunner
 from horarium.config import Settings
+from horarium.engine import telemetry
 from horarium.engine.attempt import hard_time_limit, run_attempt
 from horarium.engine.clock import Clock
 from horarium.engine.making import Maker
 from horarium.engine.owners import is_gone
 from horarium.engine.recorder import Recorder
 from horarium.engine.watchdog import Watchdog
+from horarium.observe import metrics
 from horarium.store.runs import JOB_ROW, Claimed, Runs
 
 log = logging.getLogger(__name__)
@@ -70,6 +72,17 @@ class Dispatcher:
         self._stopping = False
         self._loop_task: asyncio.Task[None] | None = None
         self._renew_task: asyncio.Task[None] | None = None
+        metrics.count_in_flight(self)
+
+    @property
+    def running(self) -> bool:
+        """Whether the claiming loop is alive (started, not stopped, not crashed)."""
+        return self._loop_task is not None and not self._loop_task.done()
+
+    @property
+    def in_flight(self) -> int:
+        """Executions started and not yet ended."""
+        return len(self._running)
 
     def wake(self) -> None:
         """Look for due work now (something was written that may be due sooner)."""
@@ -218,9 +231,11 @@ class Dispatcher:
                 self._full = True
                 break
             now = self._clock.now()
+            began = metrics.clock()
             claimed = await self._runs.claim(
                 now, want, self._lease, self._maker.decider(now), now + LOOKAHEAD
             )
+            metrics.claim_took(began)
             self._ready.extend(claimed)
             started += self._start_ready()
             if len(claimed) < want:
@@ -253,6 +268,7 @@ class Dispatcher:
                 self._watchdog,
             )
             self._recorder.submit(attempt)  # written with the next batch; the slot is free now
+            telemetry.attempt_ended(attempt)
         except Exception:
             log.exception("execution %s failed in the engine; it will be retried", execution.id)
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from horarium.engine import telemetry
 from horarium.engine.plans import Plans
 from horarium.engine.schedule import Advance, advance
 from horarium.store.runs import LAST, ONCE, SCHEDULED, Broken, Claimed, DueJob, Made, Runs
@@ -54,6 +55,7 @@ class Maker:
 
     def decide(self, due: DueJob, now: datetime) -> Made | Broken:
         info = due.info
+        telemetry.claimed(due)
         try:
             series = self._plans.get(info.id, info.version, due.schedule_set_at, info.definition)
             # An execution already in flight when its holder died runs, however late it is.
@@ -62,6 +64,7 @@ class Maker:
                 series, due.next_execution_at, due.next_repeat, now, grace, POSTPONED_CAP
             )
         except Exception as exc:  # a stored schedule the recurrence engine refuses
+            telemetry.schedule_broken(due, exc)
             return Broken(due, f"The job's schedule cannot be computed: {exc}")
         return self._made(due, step, recurring=series.recurring)
 
@@ -71,6 +74,7 @@ class Maker:
             # `decide` runs inside the claim transaction, on SQLite on the writer thread:
             # set.add is atomic, as are the cleanup's copy-and-remove of this set.
             self._touched.add(due.info.id)
+            telemetry.postponed(due.info, step)
         return Made(
             due=due,
             kind=kind,

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 
 from horarium.engine.clock import Clock
+from horarium.observe import metrics
 from horarium.store.runs import Attempt, Claimed, Runs
 
 log = logging.getLogger(__name__)
@@ -73,10 +74,13 @@ class Recorder:
 
     async def _write(self, batch: list[Attempt]) -> None:
         self._writing = batch
+        began = metrics.clock()
         try:
             accepted = await self._runs.record(batch, self._clock.now())
+            metrics.record_took(began)
         except Exception:
             # The executions stay leased; once the lease runs out they are run again.
+            metrics.RECORD_FAILURES.inc()
             log.exception("recording %d attempts failed", len(batch))
             accepted = set()
         finally:
