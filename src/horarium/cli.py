@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from horarium import logs
 from horarium.keys_cli import keys
 from horarium.options import OneLineError, settings_from, settings_options
 from horarium.secrets_cli import secrets
@@ -25,15 +26,17 @@ def main() -> None:
 def serve(**values: Any) -> None:
     """Run the management API (and, by default, the scheduler)."""
     from horarium.api.exposure import ExposureError, review
+    from horarium.api.probes import probe_warnings
     from horarium.server import serve as run
 
     settings = settings_from(**values)
+    logs.setup(settings.log_format, settings.log_level)
     try:
         warnings = review(settings)
     except ExposureError as e:
         raise OneLineError(str(e)) from None
-    for warning in warnings:
-        click.echo(f"Warning: {warning}", err=True)
+    for warning in warnings + probe_warnings(settings):
+        logs.warn(warning)
     run(settings)
 
 
@@ -41,9 +44,14 @@ def serve(**values: Any) -> None:
 @settings_options(api=False)
 def worker(**values: Any) -> None:
     """Run only the scheduler against the database (for scaled deployments)."""
-    from horarium.engine.service import run_worker
+    from horarium.api.probes import probe_warnings
+    from horarium.worker import run
 
-    run_worker(settings_from(run_engine=True, **values))
+    settings = settings_from(run_engine=True, **values)
+    logs.setup(settings.log_format, settings.log_level)
+    for warning in probe_warnings(settings):
+        logs.warn(warning)
+    run(settings)
 
 
 @main.command()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from horarium.logs import FORMATS, LEVELS
 from horarium.loops import LOOPS
 
 
@@ -88,9 +89,8 @@ class Settings:
     )
     allowed_hosts: tuple[str, ...] = option(
         (),
-        "Host header values the API answers (default: the bind address, localhost, 127.0.0.1,"
-        " ::1 and the host of --public-url).",
-        api=True,
+        "Host header values the API and the metrics port answer (default: the bind address,"
+        " localhost, 127.0.0.1, ::1 and the host of --public-url).",
     )
     public_url: str | None = option(
         None, "The URL callers reach the API at; nextLink is built from it.", api=True
@@ -138,6 +138,28 @@ class Settings:
     max_collections_per_subscription: int = option(
         100, "Job collections one subscription may hold.", api=True
     )
+
+    # -- operations (docs/operations.md) -------------------------------------------------------
+    log_format: str = option(
+        "text", "Log lines as text, or as one JSON object each.", choices=FORMATS
+    )
+    log_level: str = option(
+        "info",
+        "Horarium's log level (debug also logs every successful execution).",
+        choices=LEVELS,
+    )
+    metrics_public: bool = option(
+        False,
+        "Answer /metrics without a bearer token (default: a key or token that reaches every"
+        " subscription).",
+        flag="--metrics-public/--no-metrics-public",
+    )
+    metrics_port: int | None = option(
+        None,
+        "Also answer /metrics, /healthz and /readyz on this port (plain http, on"
+        " --metrics-host): a worker's only HTTP listener.",
+    )
+    metrics_host: str = option("127.0.0.1", "Address the --metrics-port listener binds.")
 
     @property
     def database_url(self) -> str:

@@ -1,21 +1,23 @@
 """`horarium serve`: the management API under uvicorn (one worker), with the scheduler in the
-same process unless `--no-engine`. The database is migrated at start; on the first start the
-admin API key is made (`horarium.api.first_key`). Settings are reviewed before (`cli.serve`,
-`horarium.api.exposure`)."""
+same process unless `--no-engine`. Before uvicorn starts, the port is bound and the database
+opened and migrated (`horarium.startup`: a mistake is one line, exit code 2); on the first start
+the admin API key is made (`horarium.api.first_key`). Settings are reviewed before
+(`cli.serve`, `horarium.api.exposure`). With `--metrics-port` the probes also answer on a port
+of their own (`horarium.probe_server`)."""
 
 from __future__ import annotations
 
-import copy
-import logging
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from horarium import logs
+from horarium.api import probes
 from horarium.api.app import create_api
 from horarium.api.authentication import Authenticator
 from horarium.api.first_key import make_data_dir, make_first_key
@@ -23,16 +25,19 @@ from horarium.api.hosts import allowed_hosts
 from horarium.api.oidc import OidcVerifier
 from horarium.config import Settings
 from horarium.loops import running_loop_name
+from horarium.observe.exposition import Exposition
+from horarium.observe.health import Readiness
+from horarium.probe_server import ProbeServer
+from horarium.startup import bind, data_folder, prepare_database
 from horarium.store.access import Store
 from horarium.store.db import create_engine, migrate
 
-log = logging.getLogger(__name__)
 
-
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, metrics_socket: socket.socket | None = None) -> FastAPI:
     """The ASGI app: opens and migrates the database, makes the first API key, then starts the
-    scheduler, on startup."""
+    scheduler (and the `metrics_socket` listener), on startup."""
     authenticator = Authenticator() if settings.auth == "keys" else None
+    hosts = allowed_hosts(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -40,20 +45,40 @@ def create_app(settings: Settings) -> FastAPI:
             make_data_dir(settings.data_dir)
         db = create_engine(settings.database_url)
         stop = None
+        listener = None
         try:
             await migrate(db)
             app.state.store = Store(db)
             if authenticator is not None:
                 await _first_key(db, settings)
                 authenticator.open(app.state.store, _oidc(settings))
+            engine_running = None
             if settings.run_engine:
-                from horarium.engine.service import start_engine, wake
+                from horarium.engine.service import running, start_engine, wake
 
                 stop = await start_engine(db, settings)
                 app.state.on_change = wake
-            print(_listening(settings, engine=stop is not None), flush=True)
+                engine_running = running
+            readiness, exposition = Readiness(db, engine_running), Exposition(db)
+            probes.install(app, readiness, exposition)
+            if metrics_socket is not None:
+                probe_app = probes.create_probe_app(
+                    authenticator=authenticator,
+                    allowed_hosts=hosts | probes.probe_hosts(settings),
+                    metrics_public=settings.metrics_public,
+                )
+                probes.install(probe_app, readiness, exposition)
+                listener = ProbeServer(probe_app, metrics_socket)
+                listener.start()
+            logs.announce(
+                _listening(settings, engine=stop is not None),
+                "server.listening",
+                **_listening_fields(settings, engine=stop is not None),
+            )
             yield
         finally:
+            if listener is not None:
+                await listener.stop()
             if stop is not None:
                 await stop()
             if authenticator is not None:
@@ -63,18 +88,21 @@ def create_app(settings: Settings) -> FastAPI:
     return create_api(
         lifespan,
         authenticator=authenticator,
-        allowed_hosts=allowed_hosts(settings),
+        allowed_hosts=hosts,
         public_url=settings.public_url,
+        metrics_public=settings.metrics_public,
     )
 
 
 async def _first_key(db: AsyncEngine, settings: Settings) -> None:
     path = await make_first_key(db, settings.data_dir)
     if path is not None:
-        print(
+        logs.announce(
             f"Made the first API key 'admin' (contributor, every subscription); its token is in"
             f" {path.resolve()}",
-            flush=True,
+            "server.first_key",
+            key="admin",
+            token_file=str(path.resolve()),
         )
 
 
@@ -89,50 +117,67 @@ def _oidc(settings: Settings) -> OidcVerifier | None:
     )
 
 
-def _listening(settings: Settings, *, engine: bool) -> str:
+def _listening_fields(settings: Settings, *, engine: bool) -> dict[str, object]:
     scheme = "https" if settings.ssl_certfile else "http"
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    shown = make_url(settings.database_url).render_as_string(hide_password=True)
     auth = "OFF" if settings.auth == "none" else "API keys"
     if settings.auth != "none" and settings.oidc_issuer:
         auth += f" and OpenID Connect tokens of {settings.oidc_issuer}"
+    metrics = None
+    if settings.metrics_port is not None:
+        metrics_host = settings.metrics_host
+        metrics_host = f"[{metrics_host}]" if ":" in metrics_host else metrics_host
+        metrics = f"http://{metrics_host}:{settings.metrics_port}/metrics"
+    return {
+        "url": f"{scheme}://{host}:{settings.port}",
+        "database": make_url(settings.database_url).render_as_string(hide_password=True),
+        "scheduler": "on" if engine else "off",
+        "event_loop": running_loop_name(),
+        "authentication": auth,
+        "metrics": metrics,
+    }
+
+
+def _listening(settings: Settings, *, engine: bool) -> str:
+    f = _listening_fields(settings, engine=engine)
+    metrics = f"; metrics also on {f['metrics']}" if f["metrics"] else ""
     return (
-        f"Horarium listening on {scheme}://{host}:{settings.port}"
-        f" (database {shown}; scheduler {'on' if engine else 'off'};"
-        f" event loop {running_loop_name()}; authentication {auth})"
+        f"Horarium listening on {f['url']}"
+        f" (database {f['database']}; scheduler {f['scheduler']};"
+        f" event loop {f['event_loop']}; authentication {f['authentication']}{metrics})"
     )
-
-
-def log_config() -> dict[str, Any]:
-    """uvicorn's logging, plus Horarium's own loggers at INFO on the same output (uvicorn
-    configures only its own; without this, INFO lines such as the audit log were dropped)."""
-    config: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    config["formatters"]["horarium"] = {
-        "()": "uvicorn.logging.DefaultFormatter",
-        "fmt": "%(levelprefix)s %(name)s %(message)s",
-    }
-    config["handlers"]["horarium"] = {
-        "formatter": "horarium",
-        "class": "logging.StreamHandler",
-        "stream": "ext://sys.stderr",
-    }
-    config["loggers"]["horarium"] = {"handlers": ["horarium"], "level": "INFO", "propagate": False}
-    return config
 
 
 def serve(settings: Settings) -> None:
-    """Run until interrupted (SIGINT / SIGTERM stop it cleanly)."""
-    config = uvicorn.Config(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        workers=1,
-        loop=settings.loop,  # uvicorn reads auto / asyncio / uvloop as `horarium.loops` does
-        log_level="info",
-        log_config=log_config(),
-        lifespan="on",
-        server_header=False,
-        ssl_certfile=str(settings.ssl_certfile) if settings.ssl_certfile else None,
-        ssl_keyfile=str(settings.ssl_keyfile) if settings.ssl_keyfile else None,
-    )
-    uvicorn.Server(config).run()
+    """Run until interrupted: SIGINT (Ctrl-C) and SIGTERM stop it cleanly; Ctrl-C exits with
+    code 0."""
+    try:
+        sockets = [bind(settings.host, settings.port, host_option="--host", port_option="--port")]
+        if settings.metrics_port is not None:
+            metrics_socket = bind(
+                settings.metrics_host,
+                settings.metrics_port,
+                host_option="--metrics-host",
+                port_option="--metrics-port",
+            )
+        else:
+            metrics_socket = None
+        if settings.database is None or settings.auth == "keys":
+            data_folder(settings.data_dir)  # before SQLite makes it, with the owner's mode
+        prepare_database(settings.database_url)
+        config = uvicorn.Config(
+            create_app(settings, metrics_socket),
+            workers=1,
+            loop=settings.loop,  # uvicorn reads auto / asyncio / uvloop as `horarium.loops` does
+            log_config=None,  # `horarium.logs.setup` has configured logging
+            log_level=None,
+            lifespan="on",
+            server_header=False,
+            ssl_certfile=str(settings.ssl_certfile) if settings.ssl_certfile else None,
+            ssl_keyfile=str(settings.ssl_keyfile) if settings.ssl_keyfile else None,
+        )
+        uvicorn.Server(config).run(sockets=sockets)
+    except KeyboardInterrupt:
+        # uvicorn has shut down cleanly and re-raised the signal it caught: stopping is what
+        # was asked, not an error.
+        pass

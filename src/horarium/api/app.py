@@ -15,10 +15,11 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from horarium.api import openapi
+from horarium.api import openapi, probes
 from horarium.api.audit import Audit
 from horarium.api.authentication import Authentication, Authenticator
 from horarium.api.hosts import LOOPBACK_NAMES, HostCheck
+from horarium.api.request_metrics import RequestMetrics
 from horarium.api.routes import router
 from horarium.api.wire import arm_error
 from horarium.model.errors import ApiError
@@ -100,13 +101,16 @@ def create_api(
     authenticator: Authenticator | None,
     allowed_hosts: Collection[str] = LOOPBACK_NAMES,
     public_url: str | None = None,
+    metrics_public: bool = False,
 ) -> FastAPI:
     """The FastAPI app; the caller's `lifespan` puts a `Store` at `app.state.store` (and opens
-    the `authenticator`; None: authentication is off). Requests are answered only for the
-    `allowed_hosts` (names without port); nextLink URLs start with `public_url` when given.
+    the `authenticator`; None: authentication is off) and `probes.install`s the probes' state.
+    Requests are answered only for the `allowed_hosts` (names without port); nextLink URLs start
+    with `public_url` when given; `metrics_public`: /metrics needs no caller.
 
-    Middleware, outermost first: the Host check, canonical path words, the audit log, request
-    ids, authentication; then the routes, where `authorization.authorize` runs."""
+    Middleware, outermost first: the Host check, canonical path words, request metrics, the
+    audit log, request ids, authentication; then the routes, where `authorization.authorize`
+    runs (the probes, `horarium.api.probes`, have rules of their own)."""
     app = FastAPI(
         title="Horarium",
         version=_version(),
@@ -118,7 +122,9 @@ def create_api(
         lifespan=lifespan,
     )
     app.state.public_url = public_url
+    app.state.metrics_public = metrics_public
     app.include_router(router)
+    app.include_router(probes.router)
     openapi.install(app)
 
     @app.exception_handler(ApiError)
@@ -154,6 +160,7 @@ def create_api(
         return arm_error(500, "InternalServerError", "The server encountered an internal error.")
 
     public_paths = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
+    public_paths |= probes.public_paths(metrics_public)
     app.add_middleware(Authentication, authenticator=authenticator, public_paths=public_paths)
 
     @app.middleware("http")
@@ -170,6 +177,7 @@ def create_api(
         return response
 
     app.add_middleware(Audit)
+    app.add_middleware(RequestMetrics, routers=(router, probes.router))
     app.add_middleware(CanonicalPaths)
     app.add_middleware(HostCheck, allowed=frozenset(allowed_hosts))
     return app

@@ -1,17 +1,20 @@
-"""The audit log: one line on logger `horarium.audit` for every write to the management API
-(PUT, PATCH, DELETE, POST except the read-only preview `POST …/upcoming`), refused ones too:
+"""The audit log: one event `api.write` on logger `horarium.audit` for every write to the
+management API (PUT, PATCH, DELETE, POST except the read-only preview `POST …/upcoming`), refused
+ones too, with the fields
 
     {"principal": "ci-deploy", "method": "PUT", "path": "/subscriptions/…/jobs/j", "status": 201}
 
+(`horarium.logs`: after the event name in text logs, keys of the line's object in JSON logs).
 `principal` is the key's name or the token's subject ("-": not authenticated); never the token.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from horarium.logs import event
 
 log = logging.getLogger("horarium.audit")
 
@@ -56,10 +59,12 @@ class Audit:
 
 def _log(scope: Scope, status: int) -> None:
     principal = scope["state"].get("principal")
-    entry = {
-        "principal": principal.name if principal is not None else "-",
-        "method": scope["method"],
-        "path": scope["path"],
-        "status": status,
-    }
-    log.info(json.dumps(entry, ensure_ascii=False))
+    event(
+        log,
+        logging.INFO,
+        "api.write",
+        principal=principal.name if principal is not None else "-",
+        method=scope["method"],
+        path=scope["path"],
+        status=status,
+    )

@@ -1,21 +1,19 @@
 """Hooks the service uses to run the scheduler: inside `horarium serve`, or alone as
-`horarium worker` against the same database."""
+`horarium worker` (`horarium.worker`) against the same database."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import signal
-import sys
 import weakref
 from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from horarium import logs
 from horarium.config import Settings
 from horarium.engine.gc_tuning import tune_gc
 from horarium.engine.scheduler import Scheduler
-from horarium.loops import loop_factory, running_loop_name
+from horarium.loops import running_loop_name
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +28,13 @@ def wake() -> None:
         scheduler.wake()
 
 
+def running() -> bool:
+    """Whether the schedulers started in this process (`start_engine`) are all running; False
+    when none was started."""
+    schedulers = list(_running)
+    return bool(schedulers) and all(s.dispatcher.running for s in schedulers)
+
+
 async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awaitable[None]]:
     """Start the scheduler inside the running event loop; returns an async stop function."""
     from horarium.actions.outbound import weakening
@@ -38,7 +43,7 @@ async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awai
     actions = Actions(settings)
     warning = weakening(settings.outbound_deny, settings.outbound_allow)
     if warning:
-        print(f"WARNING: {warning}", file=sys.stderr, flush=True)
+        logs.warn(warning, label="WARNING")
     await actions.__aenter__()
     scheduler = Scheduler(db, settings, actions)
     tune_gc()  # the process is up: what exists now lives as long as it does
@@ -56,30 +61,3 @@ async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awai
             await actions.__aexit__(None, None, None)
 
     return stop
-
-
-async def _worker(settings: Settings) -> None:
-    from horarium.store.db import create_engine, migrate
-
-    db = create_engine(settings.database_url)
-    try:
-        await migrate(db)
-        stop = await start_engine(db, settings)
-        stopped = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stopped.set)
-        await stopped.wait()
-        log.info("stopping the scheduler")
-        await stop()
-    finally:
-        await db.dispose()
-
-
-def run_worker(settings: Settings) -> None:
-    """`horarium worker`: the scheduler alone, no API (migrates the database at start)."""
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    with asyncio.Runner(loop_factory=loop_factory(settings.loop)) as runner:
-        runner.run(_worker(settings))

@@ -1,0 +1,150 @@
+"""The operator's endpoints: `/healthz` (the process answers), `/readyz` (it can do its work:
+`horarium.observe.health`) and `/metrics` (Prometheus text: `horarium.observe.exposition`).
+
+`/healthz` and `/readyz` need no caller (load balancers and orchestrators probe them) but the
+Host check applies; they read nothing heavy. `/metrics` needs a bearer token that reaches every
+subscription (an API key made with `--subscription '*'`, reader or contributor, or such an
+OpenID Connect token): the counts are the whole service's. `--metrics-public` opens it.
+
+Served by the management API (`create_api`) and, with `--metrics-port`, by a listener of their
+own (`create_probe_app`): a worker's only HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from starlette.exceptions import HTTPException
+
+from horarium.api.authentication import Authentication, Authenticator
+from horarium.api.authorization import Forbidden
+from horarium.api.exposure import is_loopback
+from horarium.api.hosts import LOOPBACK_NAMES, HostCheck, host_name
+from horarium.api.principal import ALL_SUBSCRIPTIONS, Principal
+from horarium.api.request_metrics import RequestMetrics
+from horarium.api.wire import ArmJSONResponse, arm_error
+from horarium.config import Settings
+from horarium.model.errors import ApiError
+from horarium.observe.exposition import CONTENT_TYPE, Exposition
+from horarium.observe.health import Problem, Readiness
+
+HEALTH = "/healthz"
+READY = "/readyz"
+METRICS = "/metrics"
+
+router = APIRouter()
+
+
+def public_paths(metrics_public: bool) -> frozenset[str]:
+    """The probe paths that need no caller."""
+    return frozenset({HEALTH, READY, METRICS} if metrics_public else {HEALTH, READY})
+
+
+def install(app: FastAPI, readiness: Readiness, exposition: Exposition) -> None:
+    """Give the app what its probes answer from (once the database is open)."""
+    app.state.readiness = readiness
+    app.state.exposition = exposition
+
+
+@router.get(HEALTH, include_in_schema=False)
+async def healthz() -> Response:
+    """200 whenever the process answers."""
+    return ArmJSONResponse({"status": "alive"})
+
+
+@router.get(READY, include_in_schema=False)
+async def readyz(request: Request) -> Response:
+    """200 when ready; 503 with an ARM error naming what is not."""
+    readiness: Readiness | None = getattr(request.app.state, "readiness", None)
+    if readiness is None:
+        problems = [Problem("Starting", "The service is starting.")]
+    else:
+        problems = await readiness.problems()
+    if not problems:
+        return ArmJSONResponse({"status": "ready"})
+    body = {
+        "error": {
+            "code": "NotReady",
+            "message": "Not ready. " + " ".join(p.message for p in problems),
+            "details": [{"code": p.code, "message": p.message} for p in problems],
+        }
+    }
+    return ArmJSONResponse(body, status_code=503)
+
+
+@router.get(METRICS, include_in_schema=False)
+async def metrics_text(request: Request) -> Response:
+    """The process's metrics in Prometheus's text format."""
+    if not request.app.state.metrics_public:
+        _may_read_metrics(getattr(request.state, "principal", None))
+    exposition: Exposition | None = getattr(request.app.state, "exposition", None)
+    if exposition is None:
+        return arm_error(503, "NotReady", "Not ready. The service is starting.")
+    return Response(await exposition.render(), media_type=CONTENT_TYPE)
+
+
+def _may_read_metrics(principal: Principal | None) -> None:
+    if principal is None or ALL_SUBSCRIPTIONS not in principal.subscriptions:
+        name = principal.name if principal is not None else "-"
+        raise Forbidden(
+            f"The client '{name}' may not read /metrics: it takes a key or token that reaches"
+            " every subscription (horarium keys create --subscription '*' --role reader)."
+        )
+
+
+def create_probe_app(
+    *,
+    authenticator: Authenticator | None,
+    allowed_hosts: Collection[str],
+    metrics_public: bool,
+) -> FastAPI:
+    """An app answering only the probes (for `--metrics-port`); `install` it before serving."""
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app.state.metrics_public = metrics_public
+    app.include_router(router)
+
+    @app.exception_handler(ApiError)
+    async def api_error(_request: Request, exc: ApiError) -> Response:
+        return arm_error(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 404:
+            return arm_error(
+                404,
+                "NotFound",
+                f"No resource at '{request.method} {request.url.path}'. This port answers"
+                f" {METRICS}, {HEALTH} and {READY}.",
+            )
+        return arm_error(exc.status_code, "BadRequest", str(exc.detail))
+
+    app.add_middleware(
+        Authentication, authenticator=authenticator, public_paths=public_paths(metrics_public)
+    )
+    app.add_middleware(RequestMetrics, routers=(router,))
+    app.add_middleware(HostCheck, allowed=frozenset(allowed_hosts))
+    return app
+
+
+def probe_hosts(settings: Settings) -> frozenset[str]:
+    """Host names the `--metrics-port` listener answers: --allowed-hosts, or its bind address
+    and the loopback names."""
+    given = settings.allowed_hosts or (settings.metrics_host, *LOOPBACK_NAMES)
+    return frozenset(host_name(h) for h in given if host_name(h))
+
+
+def probe_warnings(settings: Settings) -> list[str]:
+    """Start-up warnings about /metrics: public, or read with tokens over plain http."""
+    found = []
+    if settings.metrics_public:
+        found.append(
+            "/metrics needs no token (--metrics-public): anyone who can connect may read the"
+            " service's metrics."
+        )
+    elif settings.metrics_port is not None and not is_loopback(settings.metrics_host):
+        found.append(
+            f"the metrics port listens on {settings.metrics_host}:{settings.metrics_port}"
+            " without TLS: the tokens that read /metrics travel in clear text unless a TLS"
+            " proxy is in front."
+        )
+    return found

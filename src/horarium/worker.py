@@ -1,0 +1,97 @@
+"""`horarium worker`: the scheduler alone against the database (migrated at start), no API;
+with `--metrics-port`, a listener for /metrics, /healthz and /readyz (`horarium.api.probes`).
+SIGINT and SIGTERM stop it cleanly (exit code 0)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+
+from sqlalchemy.engine import make_url
+
+from horarium import logs
+from horarium.api.authentication import Authenticator
+from horarium.api.probes import create_probe_app, install, probe_hosts
+from horarium.config import Settings
+from horarium.engine.service import running, start_engine
+from horarium.loops import loop_factory
+from horarium.observe.exposition import Exposition
+from horarium.observe.health import Readiness
+from horarium.probe_server import ProbeServer
+from horarium.startup import bind, check_database_url, open_database
+from horarium.store.access import Store
+
+log = logging.getLogger(__name__)
+
+
+def run(settings: Settings) -> None:
+    check_database_url(settings.database_url)
+    sock = None
+    if settings.metrics_port is not None:
+        sock = bind(
+            settings.metrics_host,
+            settings.metrics_port,
+            host_option="--metrics-host",
+            port_option="--metrics-port",
+        )
+    try:
+        with asyncio.Runner(loop_factory=loop_factory(settings.loop)) as runner:
+            runner.run(_work(settings, sock))
+    except KeyboardInterrupt:  # before the signal handlers were set: stopped all the same
+        pass
+
+
+async def _work(settings: Settings, sock: socket.socket | None) -> None:
+    db = await open_database(settings.database_url)
+    authenticator = Authenticator() if sock is not None and settings.auth == "keys" else None
+    probes = None
+    try:
+        stop = await start_engine(db, settings)
+        if sock is not None:
+            if authenticator is not None:
+                authenticator.open(Store(db), None)
+            app = create_probe_app(
+                authenticator=authenticator,
+                allowed_hosts=probe_hosts(settings),
+                metrics_public=settings.metrics_public,
+            )
+            install(app, Readiness(db, running), Exposition(db))
+            probes = ProbeServer(app, sock)
+            probes.start()
+        logs.announce(_running_line(settings, sock), "worker.running", **_fields(settings))
+        stopped = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stopped.set)
+        await stopped.wait()
+        log.info("stopping the scheduler")
+        if probes is not None:
+            await probes.stop()
+        await stop()
+    finally:
+        if authenticator is not None:
+            await authenticator.close()
+        await db.dispose()
+
+
+def _fields(settings: Settings) -> dict[str, object]:
+    return {
+        "database": make_url(settings.database_url).render_as_string(hide_password=True),
+        "metrics": _metrics_url(settings),
+    }
+
+
+def _metrics_url(settings: Settings) -> str | None:
+    if settings.metrics_port is None:
+        return None
+    host = settings.metrics_host
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{settings.metrics_port}/metrics"
+
+
+def _running_line(settings: Settings, sock: socket.socket | None) -> str:
+    fields = _fields(settings)
+    metrics = f"; metrics on {fields['metrics']}" if sock is not None else ""
+    return f"Horarium worker running (database {fields['database']}{metrics})"
