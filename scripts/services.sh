@@ -23,6 +23,21 @@ if ! port_open 5432; then
     fi
 fi
 
+# The tests' database: `test`, reached as user postgres without a password over 127.0.0.1 (what
+# tests/support.py uses unless HORARIUM_TEST_PG names another). Made here when it is missing and
+# this runs as root (through the postgres account's local login); tests that cannot reach it are
+# skipped with the reason (CI=true: they fail).
+pg_test() { PGCONNECT_TIMEOUT=5 psql -w -h 127.0.0.1 -U postgres -d test -Atc 'SELECT 1' >/dev/null 2>&1; }
+if [ -z "${HORARIUM_TEST_PG:-}" ] && port_open 5432 && command -v psql >/dev/null 2>&1 && ! pg_test; then
+    if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1; then
+        exists="$(su postgres -c "psql -Atc \"SELECT 1 FROM pg_database WHERE datname = 'test'\"" 2>/dev/null)"
+        [ "$exists" = 1 ] || su postgres -c "createdb test" >/dev/null 2>&1 \
+            || echo "services: could not create the PostgreSQL database 'test'"
+    fi
+    pg_test || echo "services: PostgreSQL on 127.0.0.1:5432 refuses user postgres without a" \
+        "password, or has no database 'test': its tests will be skipped (set HORARIUM_TEST_PG)"
+fi
+
 if command -v rabbitmq-plugins >/dev/null 2>&1; then
     if ! port_open 5672; then
         rabbitmq-server -detached >/dev/null 2>&1 || true

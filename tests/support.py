@@ -7,6 +7,7 @@ import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 
 import pytest
 
@@ -32,6 +33,42 @@ def require_service(name: str, host: str, port: int) -> None:
     pytest.skip(reason)
 
 
+@cache
+def _postgres_problem() -> str | None:
+    """Why the tests cannot use PG_ADMIN_URL (None: they can): the server is not running, the
+    login is refused or the database is missing (scripts/services.sh creates it when it can)."""
+    import asyncio
+
+    import asyncpg
+
+    if not port_open("127.0.0.1", 5432):
+        return "PostgreSQL is not reachable on 127.0.0.1:5432"
+
+    async def login() -> None:
+        conn = await asyncpg.connect(PG_ADMIN_URL, timeout=10)
+        await conn.close()
+
+    try:
+        asyncio.run(login())
+    except Exception as exc:
+        shown = PG_ADMIN_URL.split("@")[-1]
+        return (
+            f"PostgreSQL at {shown} refused the tests: {exc} (run ./scripts/test, which creates"
+            " the database, or set HORARIUM_TEST_PG to a URL with trust or a password)"
+        )
+    return None
+
+
+def require_postgres() -> None:
+    """Skip (with the reason) when the tests cannot use PostgreSQL; under CI=true, fail."""
+    problem = _postgres_problem()
+    if problem is None:
+        return
+    if IN_CI:
+        pytest.fail(f"{problem} (CI=true: it must be usable)")
+    pytest.skip(problem)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -54,10 +91,16 @@ def _admin_execute(sql: str) -> None:
     asyncio.run(run())
 
 
+def drop_pg_database(url: str) -> None:
+    """Drop the database of `url` now, closing its connections (a server using it loses it)."""
+    name = url.rsplit("/", 1)[1]
+    _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @contextmanager
 def fresh_pg_database() -> Iterator[str]:
     """A new, empty PostgreSQL database for one test (or module); dropped afterwards."""
-    require_service("PostgreSQL", "127.0.0.1", 5432)
+    require_postgres()
     name = f"horarium_{uuid.uuid4().hex[:12]}"
     _admin_execute(f'CREATE DATABASE "{name}"')
     base = PG_ADMIN_URL.rsplit("/", 1)[0]

@@ -1,0 +1,98 @@
+"""`/healthz` (the process answers) and `/readyz` (the database answers at this version's schema,
+the scheduler runs when it should) of a real `horarium serve`: no token needed, the Host check
+applies, and 503 with an ARM error saying what is not ready."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from ops_support import database_url, wait_until
+from server_process import ServerProcess, running_server
+
+from support import drop_pg_database, fresh_pg_database
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
+    """A server with its scheduler, on each database (one per test: some break it)."""
+    if request.param == "postgres":
+        with fresh_pg_database() as url, running_server(tmp_path, database=url, engine=True) as s:
+            yield s
+    else:
+        with running_server(tmp_path, engine=True) as s:
+            yield s
+
+
+def _readyz(server: ServerProcess) -> httpx.Response:
+    return httpx.get(server.url("/readyz"), timeout=15)
+
+
+def test_health_and_readiness_answer_without_a_token(server: ServerProcess) -> None:
+    alive = httpx.get(server.url("/healthz"), timeout=10)
+    assert (alive.status_code, alive.json()) == (200, {"status": "alive"})
+    ready = _readyz(server)
+    assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
+
+
+def test_the_host_check_applies_to_the_probes(server: ServerProcess) -> None:
+    for path in ("/healthz", "/readyz"):
+        refused = httpx.get(server.url(path), headers={"Host": "evil.example"}, timeout=10)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == "InvalidHost"
+
+
+def _set_schema_revision(server: ServerProcess, revision: str) -> None:
+    url = database_url(server)
+    if url.startswith("sqlite"):
+        with sqlite3.connect(url.removeprefix("sqlite:///"), timeout=10) as conn:
+            conn.execute("UPDATE alembic_version SET version_num = ?", (revision,))
+        return
+
+    async def update() -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute("UPDATE alembic_version SET version_num = $1", revision)
+        finally:
+            await conn.close()
+
+    asyncio.run(update())
+
+
+def _not_ready(server: ServerProcess) -> dict[str, Any] | None:
+    answer = _readyz(server)
+    if answer.status_code != 503:
+        return None
+    body: dict[str, Any] = answer.json()["error"]
+    return body
+
+
+def test_a_database_behind_this_versions_schema_is_not_ready(server: ServerProcess) -> None:
+    _set_schema_revision(server, "0002")
+    error = wait_until(lambda: _not_ready(server), "/readyz to answer 503")
+    assert error["code"] == "NotReady"
+    assert [d["code"] for d in error["details"]] == ["MigrationsNotApplied"]
+    assert "0002" in error["message"]
+    assert httpx.get(server.url("/healthz"), timeout=10).status_code == 200
+
+
+@pytest.mark.postgres
+def test_readyz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
+    with fresh_pg_database() as url, running_server(tmp_path, database=url, engine=True) as s:
+        assert _readyz(s).status_code == 200
+        drop_pg_database(url)
+        error = wait_until(lambda: _not_ready(s), "/readyz to answer 503")
+        alive = httpx.get(s.url("/healthz"), timeout=10)
+        log = s.log()
+    assert error["code"] == "NotReady"
+    assert [d["code"] for d in error["details"]] == ["DatabaseUnreachable"]
+    assert "127.0.0.1" not in error["message"]  # the details go to the log, not to strangers
+    assert alive.status_code == 200
+    assert "readiness:" in log and "has no database" in log

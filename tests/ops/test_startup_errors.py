@@ -1,0 +1,110 @@
+"""A newcomer's start-up mistakes end `horarium serve` and `horarium worker` with one line on
+stderr and exit code 2, no traceback: PostgreSQL not reachable, a database that does not exist,
+a URL of another kind, a port in use. Ctrl-C stops them with exit code 0, without `Aborted!`."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ops_support import horarium, start_worker, wait_until
+from server_process import running_server
+
+from support import free_port, require_postgres
+
+
+@pytest.fixture
+def port_in_use() -> Iterator[int]:
+    """A port on 127.0.0.1 another program listens on."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield int(taken.getsockname()[1])
+
+
+def _one_line_error(run: subprocess.CompletedProcess[str]) -> str:
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    assert run.stdout.strip() == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), run.stderr
+    return lines[0]
+
+
+def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return horarium("serve", "--port", str(free_port()), "--data-dir", str(tmp_path), *args)
+
+
+def test_serve_says_when_postgresql_cannot_be_reached(tmp_path: Path) -> None:
+    url = f"postgresql://postgres@127.0.0.1:{free_port()}/horarium"
+    line = _one_line_error(_serve(tmp_path, "--database", url))
+    assert "cannot reach PostgreSQL at 127.0.0.1:" in line and "connection refused" in line
+
+
+@pytest.mark.postgres
+def test_serve_says_when_the_database_does_not_exist(tmp_path: Path) -> None:
+    require_postgres()
+    name = f"horarium_missing_{uuid.uuid4().hex[:8]}"
+    url = f"postgresql://postgres@127.0.0.1:5432/{name}"
+    line = _one_line_error(_serve(tmp_path, "--database", url))
+    assert f"has no database '{name}'" in line and "createdb" in line
+
+
+def test_serve_refuses_a_database_url_of_another_kind(tmp_path: Path) -> None:
+    line = _one_line_error(_serve(tmp_path, "--database", "mysql://root:secret@127.0.0.1/db"))
+    assert "unsupported URL scheme 'mysql'" in line
+    assert "secret" not in line
+
+
+def test_serve_says_when_its_port_is_in_use(tmp_path: Path, port_in_use: int) -> None:
+    run = horarium("serve", "--port", str(port_in_use), "--data-dir", str(tmp_path))
+    line = _one_line_error(run)
+    assert f"--port {port_in_use}: 127.0.0.1:{port_in_use} is already in use" in line
+    assert not (tmp_path / "horarium.sqlite3").exists()  # nothing was done before the bind
+
+
+def test_worker_says_when_postgresql_cannot_be_reached(tmp_path: Path) -> None:
+    url = f"postgresql://postgres@127.0.0.1:{free_port()}/horarium"
+    line = _one_line_error(horarium("worker", "--database", url))
+    assert "cannot reach PostgreSQL" in line
+
+
+def test_worker_refuses_a_database_url_of_another_kind(tmp_path: Path) -> None:
+    line = _one_line_error(horarium("worker", "--database", "oracle://x@127.0.0.1/y"))
+    assert "unsupported URL scheme 'oracle'" in line
+
+
+def test_worker_says_when_its_metrics_port_is_in_use(tmp_path: Path, port_in_use: int) -> None:
+    database = f"sqlite:///{tmp_path / 'w.sqlite3'}"
+    run = horarium("worker", "--database", database, "--metrics-port", str(port_in_use))
+    assert "--metrics-port" in _one_line_error(run)
+
+
+def test_ctrl_c_stops_serve_with_exit_code_0(tmp_path: Path) -> None:
+    with running_server(tmp_path, engine=True) as server:
+        assert server.process is not None
+        server.process.send_signal(signal.SIGINT)
+        code = server.process.wait(timeout=30)
+        log = server.log()
+    assert code == 0, log
+    assert "Aborted!" not in log and "Traceback" not in log
+
+
+def test_ctrl_c_stops_a_worker_with_exit_code_0(tmp_path: Path) -> None:
+    log = tmp_path / "worker.log"
+    worker = start_worker(f"sqlite:///{tmp_path / 'w.sqlite3'}", log)
+    try:
+        wait_until(lambda: "Horarium worker running" in log.read_text(), "the worker to start")
+        worker.send_signal(signal.SIGINT)
+        code = worker.wait(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    assert code == 0, log.read_text()
+    assert "Aborted!" not in log.read_text() and "Traceback" not in log.read_text()
