@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import uvicorn
 from fastapi import FastAPI
@@ -21,7 +21,7 @@ class _InLoopServer(uvicorn.Server):
 
 
 class ProbeServer:
-    def __init__(self, app: FastAPI, sock: socket.socket) -> None:
+    def __init__(self, app: FastAPI, sockets: Sequence[socket.socket]) -> None:
         config = uvicorn.Config(
             app,
             lifespan="off",
@@ -31,12 +31,12 @@ class ProbeServer:
             server_header=False,
         )
         self._server = _InLoopServer(config)
-        self._sock = sock
+        self._sockets = list(sockets)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._task = asyncio.create_task(
-            self._server.serve(sockets=[self._sock]), name="horarium-probes"
+            self._server.serve(sockets=self._sockets), name="horarium-probes"
         )
 
     async def stop(self) -> None:

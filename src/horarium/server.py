@@ -8,7 +8,7 @@ of their own (`horarium.probe_server`)."""
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 import uvicorn
@@ -33,9 +33,9 @@ from horarium.store.access import Store
 from horarium.store.db import create_engine, migrate
 
 
-def create_app(settings: Settings, metrics_socket: socket.socket | None = None) -> FastAPI:
+def create_app(settings: Settings, metrics_sockets: Sequence[socket.socket] = ()) -> FastAPI:
     """The ASGI app: opens and migrates the database, makes the first API key, then starts the
-    scheduler (and the `metrics_socket` listener), on startup."""
+    scheduler (and the `metrics_sockets` listener), on startup."""
     authenticator = Authenticator() if settings.auth == "keys" else None
     hosts = allowed_hosts(settings)
 
@@ -61,14 +61,14 @@ def create_app(settings: Settings, metrics_socket: socket.socket | None = None) 
                 engine_running = running
             readiness, exposition = Readiness(db, engine_running), Exposition(db)
             probes.install(app, readiness, exposition)
-            if metrics_socket is not None:
+            if metrics_sockets:
                 probe_app = probes.create_probe_app(
                     authenticator=authenticator,
                     allowed_hosts=hosts | probes.probe_hosts(settings),
                     metrics_public=settings.metrics_public,
                 )
                 probes.install(probe_app, readiness, exposition)
-                listener = ProbeServer(probe_app, metrics_socket)
+                listener = ProbeServer(probe_app, metrics_sockets)
                 listener.start()
             logs.announce(
                 _listening(settings, engine=stop is not None),
@@ -152,21 +152,20 @@ def serve(settings: Settings) -> None:
     """Run until interrupted: SIGINT (Ctrl-C) and SIGTERM stop it cleanly; Ctrl-C exits with
     code 0."""
     try:
-        sockets = [bind(settings.host, settings.port, host_option="--host", port_option="--port")]
+        sockets = bind(settings.host, settings.port, host_option="--host", port_option="--port")
+        metrics_sockets: list[socket.socket] = []
         if settings.metrics_port is not None:
-            metrics_socket = bind(
+            metrics_sockets = bind(
                 settings.metrics_host,
                 settings.metrics_port,
                 host_option="--metrics-host",
                 port_option="--metrics-port",
             )
-        else:
-            metrics_socket = None
         if settings.database is None or settings.auth == "keys":
             data_folder(settings.data_dir)  # before SQLite makes it, with the owner's mode
         prepare_database(settings.database_url)
         config = uvicorn.Config(
-            create_app(settings, metrics_socket),
+            create_app(settings, metrics_sockets),
             workers=1,
             loop=settings.loop,  # uvicorn reads auto / asyncio / uvloop as `horarium.loops` does
             log_config=None,  # `horarium.logs.setup` has configured logging

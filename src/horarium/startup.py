@@ -22,19 +22,28 @@ from horarium.store.open_errors import check_url, explain
 BACKLOG = 2048  # connections the kernel queues until the server accepts them (uvicorn's)
 
 
-def bind(host: str, port: int, *, host_option: str, port_option: str) -> socket.socket:
-    """A listening TCP socket on `host`:`port` (IPv6 when the host has a colon)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+def bind(host: str, port: int, *, host_option: str, port_option: str) -> list[socket.socket]:
+    """Listening TCP sockets on `host`:`port`: one for an address, one per address of a name
+    (`localhost`: 127.0.0.1 and ::1), as asyncio's servers bind them (IPv6 sockets IPv6 only)."""
+    sockets: list[socket.socket] = []
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host.strip("[]"), port))
-        sock.listen(BACKLOG)
+        found = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+        for family, kind, proto, _, address in dict.fromkeys(found):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(BACKLOG)
+            sock.set_inheritable(True)
     except OSError as exc:
-        sock.close()
+        for sock in sockets:
+            sock.close()
         raise OneLineError(_bind_error(exc, host, port, host_option, port_option)) from None
-    sock.set_inheritable(True)
-    return sock
+    return sockets
 
 
 def _bind_error(exc: OSError, host: str, port: int, host_option: str, port_option: str) -> str:

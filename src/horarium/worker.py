@@ -28,9 +28,9 @@ log = logging.getLogger(__name__)
 
 def run(settings: Settings) -> None:
     check_database_url(settings.database_url)
-    sock = None
+    sockets: list[socket.socket] = []
     if settings.metrics_port is not None:
-        sock = bind(
+        sockets = bind(
             settings.metrics_host,
             settings.metrics_port,
             host_option="--metrics-host",
@@ -38,18 +38,18 @@ def run(settings: Settings) -> None:
         )
     try:
         with asyncio.Runner(loop_factory=loop_factory(settings.loop)) as runner:
-            runner.run(_work(settings, sock))
+            runner.run(_work(settings, sockets))
     except KeyboardInterrupt:  # before the signal handlers were set: stopped all the same
         pass
 
 
-async def _work(settings: Settings, sock: socket.socket | None) -> None:
+async def _work(settings: Settings, sockets: list[socket.socket]) -> None:
     db = await open_database(settings.database_url)
-    authenticator = Authenticator() if sock is not None and settings.auth == "keys" else None
+    authenticator = Authenticator() if sockets and settings.auth == "keys" else None
     probes = None
     try:
         stop = await start_engine(db, settings)
-        if sock is not None:
+        if sockets:
             if authenticator is not None:
                 authenticator.open(Store(db), None)
             app = create_probe_app(
@@ -58,9 +58,9 @@ async def _work(settings: Settings, sock: socket.socket | None) -> None:
                 metrics_public=settings.metrics_public,
             )
             install(app, Readiness(db, running), Exposition(db))
-            probes = ProbeServer(app, sock)
+            probes = ProbeServer(app, sockets)
             probes.start()
-        logs.announce(_running_line(settings, sock), "worker.running", **_fields(settings))
+        logs.announce(_running_line(settings), "worker.running", **_fields(settings))
         stopped = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -91,7 +91,7 @@ def _metrics_url(settings: Settings) -> str | None:
     return f"http://{host}:{settings.metrics_port}/metrics"
 
 
-def _running_line(settings: Settings, sock: socket.socket | None) -> str:
+def _running_line(settings: Settings) -> str:
     fields = _fields(settings)
-    metrics = f"; metrics on {fields['metrics']}" if sock is not None else ""
+    metrics = f"; metrics on {fields['metrics']}" if fields["metrics"] else ""
     return f"Horarium worker running (database {fields['database']}{metrics})"
