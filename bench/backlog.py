@@ -1,0 +1,125 @@
+"""Cost of the due-backlog count `/metrics` runs when scraped (`horarium.store.probes.due_backlog`)
+with many jobs stored: none due, all due and unclaimed, all due and held by a process.
+
+    .venv/bin/python bench/backlog.py [--jobs 100000] [--postgres postgresql://…/db]
+
+Prints the median and the slowest of 20 counts per case. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+
+async def _store_jobs(db: Any, n: int, due: datetime, now: datetime) -> None:
+    from sqlalchemy import insert
+
+    from horarium.model.names import CollectionName
+    from horarium.store import collections as collections_store
+    from horarium.store.schema import jobs
+
+    async with db.begin() as conn:
+        collection = await collections_store.insert_one(
+            conn,
+            CollectionName("bench", "rg", "c"),
+            location="West US",
+            state="Enabled",
+            sku="P20Premium",
+            document={},
+            now=now,
+        )
+        action = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/x", "method": "GET"}}
+        rows = [
+            {
+                "collection_id": collection,
+                "key": f"job{i}",
+                "name": f"job{i}",
+                "definition": {"action": action},
+                "state": "Enabled",
+                "schedule_set_at": now,
+                "created_at": now,
+                "updated_at": now,
+                "next_execution_at": due,
+            }
+            for i in range(n)
+        ]
+        for i in range(0, n, 1000):
+            await conn.execute(insert(jobs), rows[i : i + 1000])
+
+
+async def _set(db: Any, **values: Any) -> None:
+    from sqlalchemy import update
+
+    from horarium.store.schema import jobs
+
+    async with db.begin() as conn:
+        await conn.execute(update(jobs).values(**values))
+
+
+async def _time_counts(db: Any, now: datetime, rounds: int = 20) -> tuple[float, float, int]:
+    from horarium.store.probes import due_backlog
+
+    times = []
+    count = 0
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        async with db.connect() as conn:
+            count = await due_backlog(conn, now)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), max(times), count
+
+
+async def run(url: str, n: int) -> list[str]:
+    from horarium.store.db import create_engine, migrate
+
+    db = create_engine(url)
+    lines = []
+    try:
+        await migrate(db)
+        now = datetime.now(UTC)
+        await _store_jobs(db, n, now + timedelta(days=1), now)
+        cases = [
+            ("none due", {}),
+            ("all due, unclaimed", {"next_execution_at": now - timedelta(seconds=1)}),
+            (
+                "all due, held by a process",
+                {"lease_owner": "bench:1:x", "lease_expires_at": now + timedelta(minutes=5)},
+            ),
+        ]
+        for name, change in cases:
+            if change:
+                await _set(db, **change)
+            median, slowest, count = await _time_counts(db, now)
+            lines.append(
+                f"| {db.dialect.name} | {n:,} | {name} | {count:,} | {median * 1e3:.2f} ms"
+                f" | {slowest * 1e3:.2f} ms |"
+            )
+    finally:
+        await db.dispose()
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=100_000)
+    parser.add_argument("--postgres", help="an empty PostgreSQL database to fill (optional)")
+    args = parser.parse_args()
+    print("| database | jobs | case | backlog | median | slowest |")
+    print("|---|---:|---|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for line in asyncio.run(run(f"sqlite:///{Path(tmp) / 'b.sqlite3'}", args.jobs)):
+            print(line, flush=True)
+    if args.postgres:
+        for line in asyncio.run(run(args.postgres, args.jobs)):
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
