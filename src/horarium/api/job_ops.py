@@ -47,6 +47,8 @@ def render(collection: CollectionRecord, job: JobRecord, style: WireStyle) -> di
 
 
 async def require(conn: AsyncConnection, collection: CollectionRecord, name: str) -> JobRecord:
+    """The job, or 404; a name no job can have (a NUL, say) is 400, before any query."""
+    check_job_name(name)
     found = await jobs.get(conn, collection.id, name)
     if found is None:
         raise NotFound(
