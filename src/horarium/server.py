@@ -30,6 +30,7 @@ def create_app(settings: Settings) -> FastAPI:
         try:
             await migrate(db)
             app.state.store = Store(db)
+            app.state.settings = settings
             if settings.run_engine:
                 from horarium.engine.service import start_engine, wake
 
