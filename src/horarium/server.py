@@ -43,6 +43,7 @@ def create_app(settings: Settings) -> FastAPI:
         try:
             await migrate(db)
             app.state.store = Store(db)
+            app.state.settings = settings
             if authenticator is not None:
                 await _first_key(db, settings)
                 authenticator.open(app.state.store, _oidc(settings))

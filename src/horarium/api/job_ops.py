@@ -47,6 +47,8 @@ def render(collection: CollectionRecord, job: JobRecord, style: WireStyle) -> di
 
 
 async def require(conn: AsyncConnection, collection: CollectionRecord, name: str) -> JobRecord:
+    """The job, or 404; a name no job can have (a NUL, say) is 400, before any query."""
+    check_job_name(name)
     found = await jobs.get(conn, collection.id, name)
     if found is None:
         raise NotFound(
@@ -216,7 +218,21 @@ async def delete(conn: AsyncConnection, name: CollectionName, job_name: str) -> 
 
 
 async def run(conn: AsyncConnection, name: CollectionName, job_name: str, now: datetime) -> None:
-    """POST …/run: one execution now, outside the job's series."""
+    """POST …/run: one execution now, outside the job's series. Not for a Disabled job (its
+    owner stopped it), and at most one request per job waiting to start (409 otherwise);
+    Completed and Faulted jobs may be run (the run does not change their state)."""
     collection = await require_collection(conn, name, lock=True)
     job = await require(conn, collection, job_name)
+    if job.state == "Disabled":
+        raise Conflict(
+            f"Job '{job.name}' is Disabled, so it cannot be run now; enable it first"
+            " (PATCH properties.state to Enabled).",
+            code="JobStateConflict",
+        )
+    if await runs.run_pending(conn, job.id):
+        raise Conflict(
+            f"Job '{job.name}' already has a run-now request that has not started yet; a job"
+            " may have one waiting at a time. Try again once it has started.",
+            code="JobRunAlreadyPending",
+        )
     await runs.request_run(conn, job.id, now)

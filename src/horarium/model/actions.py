@@ -104,7 +104,23 @@ _STORAGE_ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
 _STORAGE_QUEUE = re.compile(r"^(?=.{3,63}$)[a-z0-9](?:[a-z0-9]|-(?!-))*[a-z0-9]$")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$")
 _ENTITY_PATH = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?$")
-_BAD_HEADER_CHARS = re.compile(r"[\r\n\x00]")
+# C0 controls other than horizontal tab, and DEL: never in a header value.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+# Headers that frame the request or concern one connection: the client sets them, a job may not.
+_FRAMING_HEADERS = frozenset(
+    "transfer-encoding content-length connection keep-alive te trailer upgrade host".split()
+)
+FRAMING_RULE = (
+    "a job may not set hop-by-hop or framing headers (Transfer-Encoding, Content-Length,"
+    " Connection, Keep-Alive, TE, Trailer, Upgrade, Proxy-*, Host): the service frames each"
+    " request itself"
+)
+
+
+def is_framing_header(name: str) -> bool:
+    """Whether a job may not set the header `name` (any case): see FRAMING_RULE."""
+    lowered = name.lower()
+    return lowered in _FRAMING_HEADERS or lowered.startswith("proxy-")
 
 
 @dataclass(frozen=True)
@@ -190,8 +206,14 @@ def _check_headers(headers: dict[str, str], path: str) -> None:
     for name, value in headers.items():
         if not _TOKEN.match(name):
             raise BadRequest(f"{path}: {name!r} is not a valid header name")
-        if _BAD_HEADER_CHARS.search(value):
-            raise BadRequest(f"{path}.{name}: must not contain line breaks or NUL characters")
+        if is_framing_header(name):
+            raise BadRequest(f"{path}.{name}: {FRAMING_RULE}")
+        control = _CONTROL_CHARS.search(value)
+        if control is not None:
+            raise BadRequest(
+                f"{path}.{name}: contains the control character U+{ord(control.group()):04X};"
+                " a header value may not hold control characters other than tab"
+            )
         total += len(name) + len(value)
     if total > MAX_HEADER_CHARS:
         raise BadRequest(

@@ -125,6 +125,24 @@ async def request_run(conn: AsyncConnection, job_id: int, at: datetime) -> None:
     )
 
 
+async def run_pending(conn: AsyncConnection, job_id: int) -> bool:
+    """Whether job row `job_id` has a run-now request no process has started yet (not claimed,
+    no attempt made). A request whose first attempt was made, and is running or waits for a
+    retry, does not count."""
+    found = await conn.execute(
+        select(job_executions.c.id)
+        .where(
+            job_executions.c.job_id == job_id,
+            job_executions.c.kind == RUN_NOW,
+            job_executions.c.phase == MAIN,
+            job_executions.c.attempt == 0,
+            job_executions.c.lease_owner.is_(None),
+        )
+        .limit(1)
+    )
+    return found.first() is not None
+
+
 async def continues_series(conn: AsyncConnection, job_id: int, schedule_set_at: datetime) -> bool:
     """Whether an execution of the job's current series (the one set at `schedule_set_at`) is
     still to continue: a retry or the error action pending or running. Run-now requests, and
