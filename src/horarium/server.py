@@ -1,5 +1,7 @@
 """`horarium serve`: the management API under uvicorn (one worker), with the scheduler in the
-same process unless `--no-engine`. The database is migrated at start."""
+same process unless `--no-engine`. Before uvicorn starts, `horarium.opening.prepare` makes the
+data folder private, loads the secret key and migrates the database (and seals secrets stored
+in clear)."""
 
 from __future__ import annotations
 
@@ -14,21 +16,22 @@ from sqlalchemy.engine import make_url
 from horarium.api.app import create_api
 from horarium.config import Settings
 from horarium.loops import running_loop_name
+from horarium.opening import prepare
 from horarium.store.access import Store
-from horarium.store.db import create_engine, migrate
+from horarium.store.db import create_engine
+from horarium.store.sealing import Keyring
 
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings) -> FastAPI:
-    """The ASGI app: opens and migrates the database, then starts the scheduler, on startup."""
+def create_app(settings: Settings, keyring: Keyring) -> FastAPI:
+    """The ASGI app: opens the (prepared) database, then starts the scheduler, on startup."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = create_engine(settings.database_url)
+        db = create_engine(settings.database_url, keyring=keyring)
         stop = None
         try:
-            await migrate(db)
             app.state.store = Store(db)
             if settings.run_engine:
                 from horarium.engine.service import start_engine, wake
@@ -53,8 +56,9 @@ def create_app(settings: Settings) -> FastAPI:
 
 def serve(settings: Settings) -> None:
     """Run until interrupted (SIGINT / SIGTERM stop it cleanly)."""
+    keyring = prepare(settings)
     config = uvicorn.Config(
-        create_app(settings),
+        create_app(settings, keyring),
         host=settings.host,
         port=settings.port,
         workers=1,
