@@ -1,7 +1,8 @@
 """`horarium serve`: the management API under uvicorn (one worker), with the scheduler in the
-same process unless `--no-engine`. The database is migrated at start; on the first start the
-admin API key is made (`horarium.api.first_key`). Settings are reviewed before (`cli.serve`,
-`horarium.api.exposure`)."""
+same process unless `--no-engine`. Settings are reviewed before (`cli.serve`,
+`horarium.api.exposure`); before uvicorn starts, `horarium.opening.prepare` makes the data folder
+private, loads the secret key and migrates the database (sealing secrets stored in clear); on the
+first start the admin API key is made (`horarium.api.first_key`)."""
 
 from __future__ import annotations
 
@@ -18,30 +19,29 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.api.app import create_api
 from horarium.api.authentication import Authenticator
-from horarium.api.first_key import make_data_dir, make_first_key
+from horarium.api.first_key import make_first_key
 from horarium.api.hosts import allowed_hosts
 from horarium.api.oidc import OidcVerifier
 from horarium.config import Settings
 from horarium.loops import running_loop_name
+from horarium.opening import prepare
 from horarium.store.access import Store
-from horarium.store.db import create_engine, migrate
+from horarium.store.db import create_engine
+from horarium.store.sealing import Keyring
 
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings) -> FastAPI:
-    """The ASGI app: opens and migrates the database, makes the first API key, then starts the
+def create_app(settings: Settings, keyring: Keyring) -> FastAPI:
+    """The ASGI app: opens the (prepared) database, makes the first API key, then starts the
     scheduler, on startup."""
     authenticator = Authenticator() if settings.auth == "keys" else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if settings.database is None or authenticator is not None:
-            make_data_dir(settings.data_dir)
-        db = create_engine(settings.database_url)
+        db = create_engine(settings.database_url, keyring=keyring)
         stop = None
         try:
-            await migrate(db)
             app.state.store = Store(db)
             app.state.settings = settings
             if authenticator is not None:
@@ -123,8 +123,9 @@ def log_config() -> dict[str, Any]:
 
 def serve(settings: Settings) -> None:
     """Run until interrupted (SIGINT / SIGTERM stop it cleanly)."""
+    keyring = prepare(settings)
     config = uvicorn.Config(
-        create_app(settings),
+        create_app(settings, keyring),
         host=settings.host,
         port=settings.port,
         workers=1,

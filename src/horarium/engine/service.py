@@ -16,6 +16,7 @@ from horarium.config import Settings
 from horarium.engine.gc_tuning import tune_gc
 from horarium.engine.scheduler import Scheduler
 from horarium.loops import loop_factory, running_loop_name
+from horarium.store.sealing import Keyring
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +59,11 @@ async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awai
     return stop
 
 
-async def _worker(settings: Settings) -> None:
-    from horarium.store.db import create_engine, migrate
+async def _worker(settings: Settings, keyring: Keyring) -> None:
+    from horarium.store.db import create_engine
 
-    db = create_engine(settings.database_url)
+    db = create_engine(settings.database_url, keyring=keyring)
     try:
-        await migrate(db)
         stop = await start_engine(db, settings)
         stopped = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -77,9 +77,13 @@ async def _worker(settings: Settings) -> None:
 
 
 def run_worker(settings: Settings) -> None:
-    """`horarium worker`: the scheduler alone, no API (migrates the database at start)."""
+    """`horarium worker`: the scheduler alone, no API (prepares the database at start:
+    `horarium.opening.prepare`)."""
+    from horarium.opening import prepare
+
+    keyring = prepare(settings)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     with asyncio.Runner(loop_factory=loop_factory(settings.loop)) as runner:
-        runner.run(_worker(settings))
+        runner.run(_worker(settings, keyring))

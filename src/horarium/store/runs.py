@@ -49,6 +49,13 @@ from sqlalchemy.types import TypeEngine
 
 from horarium.store.db import write_transaction
 from horarium.store.schema import job_collections, job_executions, job_history, jobs
+from horarium.store.sealing import (
+    SEALED,
+    SealError,
+    keyring_of,
+    unseal_definition,
+    without_secrets,
+)
 from horarium.store.transact import Transactor
 from horarium.store.types import UTCDateTime
 
@@ -159,7 +166,8 @@ async def continues_series(conn: AsyncConnection, job_id: int, schedule_set_at: 
 
 @dataclass(slots=True)
 class JobInfo:
-    """What an attempt needs from the job row (read at claim time: the current definition)."""
+    """What an attempt needs from the job row (read at claim time: the current definition, its
+    secrets usable once claimed)."""
 
     id: int
     name: str
@@ -169,6 +177,7 @@ class JobInfo:
     subscription_id: str
     resource_group: str
     collection: str
+    unreadable: str | None = None  # why the job's secrets cannot be opened: do not run it
 
 
 @dataclass(slots=True)
@@ -331,6 +340,19 @@ class Runs:
             collection=row.collection,
         )
 
+    def _open_secrets(self, info: JobInfo) -> None:
+        """The claimed job's definition with its secrets usable; only a job that has any is
+        decrypted (its stored definition holds `sealed`)."""
+        if SEALED not in info.definition:
+            return
+        try:
+            info.definition = unseal_definition(info.definition, keyring_of(self.db))
+        except SealError as exc:
+            info.definition = without_secrets(info.definition)
+            info.unreadable = (
+                f"The job's secrets cannot be read by this process, so nothing was run: {exc}."
+            )
+
     # -- claiming due jobs ----------------------------------------------------------------------
 
     async def claim(
@@ -402,6 +424,8 @@ class Runs:
                 broken.append(outcome)
             if time.monotonic() > deadline:
                 break  # long catch-ups (missed executions): the rest wait for the next round
+        for m in made:
+            self._open_secrets(m.due.info)
         until = now + lease
         for chunk in _chunks([m.due.info.id for m in made]):
             conn.execute(_LEASE_JOBS, {"ids": chunk, "owner": self.owner, "until": until})
@@ -506,7 +530,8 @@ class Runs:
                 .join(job_collections, job_collections.c.id == jobs.c.collection_id)
                 .where(jobs.c.id.in_(chunk))
             ):
-                infos[row.id] = self._job_info(row)
+                job = infos[row.id] = self._job_info(row)
+                self._open_secrets(job)
                 series_set_at[row.id] = row.schedule_set_at
         claimed: list[Claimed] = []
         abandoned: list[int] = []
