@@ -76,7 +76,9 @@ class TokenCache:
         }
         started = time.monotonic()
         try:
-            async with self._session.post(url, data=form, timeout=self._timeout) as response:
+            async with self._session.post(
+                url, data=form, timeout=self._timeout, allow_redirects=False
+            ) as response:
                 try:
                     payload = await response.json(content_type=None)
                 except ValueError:
