@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-from hygiene_support import DATABASES, Api, error_of, http_job, serve_on
-from server_process import ServerProcess
+from api_client import Api, error_of, http_job
+from server_process import DATABASES, ServerProcess, serving
 
 LIMIT = 5
 OPTION = "--max-collections-per-subscription"
@@ -25,15 +25,8 @@ def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServerProcess]:
     workdir = tmp_path_factory.mktemp(f"fair-{request.param}")
-    with serve_on(request.param, workdir, args=[OPTION, str(LIMIT)]) as s:
+    with serving(request.param, workdir, args=[OPTION, str(LIMIT)]) as s:
         yield s
-
-
-@pytest.fixture
-def api(server: ServerProcess) -> Iterator[Api]:
-    client = Api(server)
-    yield client
-    client.http.close()
 
 
 COLLECTION_BODY = {"location": "West US", "properties": {"sku": {"name": "Standard"}}}
@@ -184,7 +177,7 @@ def engine_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServerProcess]:
     workdir = tmp_path_factory.mktemp(f"fair-engine-{request.param}")
-    with serve_on(request.param, workdir, engine=True) as s:
+    with serving(request.param, workdir, engine=True) as s:
         yield s
 
 

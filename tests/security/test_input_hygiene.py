@@ -5,12 +5,11 @@ read, on every write, and nothing is stored. Names in the URL cannot break a res
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hygiene_support import DATABASES, Api, database_url, error_of, http_job, serve_on
+from api_client import Api, database_url, error_of, http_job
 from server_process import ServerProcess, running_server
 
 from horarium.model.names import CollectionName
@@ -73,21 +72,6 @@ BAD_JOBS = [
         "properties: duplicate key",
     ),
 ]
-
-
-@pytest.fixture(scope="module", params=DATABASES)
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProcess]:
-    with serve_on(request.param, tmp_path_factory.mktemp(f"hygiene-{request.param}")) as s:
-        yield s
-
-
-@pytest.fixture
-def api(server: ServerProcess) -> Iterator[Api]:
-    client = Api(server)
-    yield client
-    client.http.close()
 
 
 def _refused(api: Api, method: str, path: str, text: str, message: str) -> None:

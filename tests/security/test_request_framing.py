@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hygiene_support import DATABASES, Api, error_of, http_job, raw_http_server, serve_on
-from server_process import ServerProcess
+from api_client import Api, error_of, http_job
+from raw_http import raw_http_server
+from server_process import DATABASES
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -41,21 +42,6 @@ FORBIDDEN = [
     "Proxy-Authorization",
     "proxy-connection",
 ]
-
-
-@pytest.fixture(scope="module", params=DATABASES)
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProcess]:
-    with serve_on(request.param, tmp_path_factory.mktemp(f"framing-{request.param}")) as s:
-        yield s
-
-
-@pytest.fixture
-def api(server: ServerProcess) -> Iterator[Api]:
-    client = Api(server)
-    yield client
-    client.http.close()
 
 
 def _with_headers(headers: dict[str, str], *, error_action: bool = False) -> dict[str, Any]:

@@ -1,43 +1,12 @@
-"""Helpers of the input-limit tests: a `horarium serve` per database, and an HTTP/1.1 server
-written on raw sockets that shows exactly what a client sent on each keep-alive connection."""
+"""An HTTP/1.1 server written on raw sockets that shows exactly what a client sent on each
+keep-alive connection (the request-framing tests)."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import pytest
-from server_process import ServerProcess, running_server
-
-from support import fresh_pg_database
-
-# The API tests' client, for these tests too (tests/api is not on the path of tests/security).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_client import Api, database_url, error_of, http_job
-
-__all__ = ["Api", "database_url", "error_of", "http_job"]
-
-DATABASES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-@contextmanager
-def serve_on(
-    database: str, workdir: Path, *, engine: bool = False, args: Sequence[str] = ()
-) -> Iterator[ServerProcess]:
-    """A real `horarium serve` on a SQLite file in `workdir` or on a fresh PostgreSQL database."""
-    if database == "postgres":
-        with (
-            fresh_pg_database() as url,
-            running_server(workdir, database=url, engine=engine, args=args) as server,
-        ):
-            yield server
-    else:
-        with running_server(workdir, engine=engine, args=args) as server:
-            yield server
 
 
 @dataclass
