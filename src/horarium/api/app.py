@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from horarium import ui
 from horarium.api import dashboard_routes, openapi
 from horarium.api.audit import Audit
 from horarium.api.authentication import Authentication, Authenticator
@@ -120,7 +121,7 @@ def create_api(
         description="A self-hosted job scheduler that speaks the Azure Scheduler REST API"
         " (api-version 2016-03-01).",
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # served from the package by horarium.ui, not from a CDN
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -128,6 +129,7 @@ def create_api(
     app.include_router(router)
     app.include_router(dashboard_routes.router)
     openapi.install(app)
+    ui_paths = ui.install(app)
 
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> Response:
@@ -161,7 +163,7 @@ def create_api(
         log.exception("unexpected error", exc_info=exc)
         return arm_error(500, "InternalServerError", "The server encountered an internal error.")
 
-    public_paths = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
+    public_paths = {"/openapi.json", *ui_paths}
     app.add_middleware(Authentication, authenticator=authenticator, public_paths=public_paths)
 
     @app.middleware("http")
