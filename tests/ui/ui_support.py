@@ -5,6 +5,7 @@ Playwright (never a browser Playwright downloads)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import http.server
 import os
 import shutil
@@ -32,7 +33,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--proxy-server=http://127.0.0.1:9",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
 ]
 
 
@@ -157,7 +158,8 @@ def database_url(server: ServerProcess) -> str:
 
 
 def in_database(server: ServerProcess, work: Callable[[Any], Any]) -> Any:
-    """`await work(conn)` in a transaction on the server's database."""
+    """`await work(conn)` in a transaction on the server's database (on a thread of its own:
+    Playwright's sync API keeps an event loop running on the test's thread)."""
     from horarium.store.db import create_engine
 
     async def run() -> Any:
@@ -168,7 +170,8 @@ def in_database(server: ServerProcess, work: Callable[[Any], Any]) -> Any:
         finally:
             await engine.dispose()
 
-    return asyncio.run(run())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, run()).result()
 
 
 def job_id(server: ServerProcess, collection: str, job: str) -> int:
