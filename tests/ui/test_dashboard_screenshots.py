@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from server_process import ServerProcess, running_server
-from ui_support import Api, Target, add_history, http_target, job_id, launched_chromium
+from ui_support import Api, add_history, http_target, job_id, launched_chromium
 
 SHOTS = os.environ.get("HORARIUM_UI_SCREENSHOTS")
 SIZE = {"width": 1280, "height": 800}
@@ -103,7 +103,6 @@ def _demo(server: ServerProcess, target: str) -> Api:
 
 @pytest.fixture(scope="module")
 def target() -> Iterator[str]:
-    Target.slow_seconds = 30.0
     with http_target() as url:
         yield url
 

@@ -70,7 +70,7 @@ def launched_chromium() -> Iterator[Any]:
 class Target(http.server.BaseHTTPRequestHandler):
     """What jobs call: /ok answers 200, /fail 500, /slow 200 after `slow_seconds`."""
 
-    slow_seconds = 20.0
+    slow_seconds = 30.0
 
     def _answer(self) -> None:
         if self.path.startswith("/slow"):
