@@ -26,6 +26,7 @@ from horarium.store import collections as collections_store
 from horarium.store import jobs as jobs_store
 from horarium.store.db import create_engine, migrate
 from horarium.store.schema import job_history
+from horarium.store.sealing import Keyring
 from support import fresh_pg_database
 
 SMUGGLING_BODY = "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: victim\r\n\r\n"
@@ -94,7 +95,9 @@ def test_other_headers_stay_allowed(api: Api) -> None:
     collection = api.new_collection()
     response = api.put(api.job(collection, "allowed"), _with_headers(headers))
     assert response.status_code == 201, response.text
-    assert response.json()["properties"]["action"]["request"]["headers"] == headers
+    shown = response.json()["properties"]["action"]["request"]["headers"]
+    # Credential headers are accepted too, and come back masked (docs/security.md).
+    assert shown == {**headers, "Authorization": "***", "Cookie": "***"}
 
 
 @pytest.mark.parametrize("value", ["a\rb", "a\nb", "a\x01b", "\x1f", "a\x7fb", "a\x0bb"])
@@ -152,7 +155,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 async def db(db_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(db_url)
+    engine = create_engine(db_url, keyring=Keyring.generate())
     await migrate(engine)
     yield engine
     await engine.dispose()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from secret_servers import Api, Echo, LiveServers, database_bytes, horarium, wait_until
+from secret_servers import FAR_FUTURE, Api, Echo, LiveServers, database_bytes, horarium, wait_until
 from server_process import ServerProcess, running_server
 from sqlalchemy import select, update
 
@@ -69,7 +69,7 @@ def _key_file(path: Path, *keys: bytes) -> Path:
 def _basic_job(url: str) -> dict[str, Any]:
     auth = {"type": "Basic", "username": "u", "password": PASSWORD}
     action = {"type": "Http", "request": {"uri": url, "method": "GET", "authentication": auth}}
-    return {"properties": {"action": action, "state": "Disabled"}}
+    return {"properties": {"action": action, "startTime": FAR_FUTURE}}
 
 
 def _database_url(server: ServerProcess) -> str:
@@ -246,6 +246,7 @@ def test_a_job_sealed_by_another_process_key_is_shown_masked_and_not_run(tmp_pat
             running_server(tmp_path / "a", database=database) as first,
             running_server(tmp_path / "b", database=database, engine=True) as second,
         ):
+            second.token = first.token  # one database, one admin key (made by the first)
             writer, reader = Api(first), Api(second)
             reader.subscription = writer.subscription
             name = writer.new_collection()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from secret_servers import Api, Arrival, Echo, LiveServers, error_of, wait_until
+from secret_servers import FAR_FUTURE, Api, Arrival, Echo, LiveServers, error_of, wait_until
 from server_process import ServerProcess, running_server
 
 from horarium.model.secrets import MASK
@@ -71,7 +71,7 @@ def _basic(password: str = PASSWORD, user: str = "alice") -> str:
 
 
 def _job(world: World, path: str = "/hook", **request: Any) -> dict[str, Any]:
-    """A Disabled job (it runs only when asked) with a password, a credential header and a
+    """A job first due in 2099 (it runs only when asked) with a password, a credential header and a
     function code; its error action sends a bearer token."""
     action = {
         "type": "Http",
@@ -92,7 +92,7 @@ def _job(world: World, path: str = "/hook", **request: Any) -> dict[str, Any]:
             },
         },
     }
-    return {"properties": {"action": action, "state": "Disabled"}}
+    return {"properties": {"action": action, "startTime": FAR_FUTURE}}
 
 
 def _put(world: World, name: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -216,7 +216,7 @@ def test_a_queue_message_sent_to_another_account_or_namespace_needs_its_key(worl
         ("q", queue, "queueMessage", {"storageAccount": "account2"}, "sasToken"),
         ("sb", bus, "serviceBusQueueMessage", {"namespace": "bus-two"}, "authentication.sasKey"),
     ):
-        _put(world, name, {"properties": {"action": action, "state": "Disabled"}})
+        _put(world, name, {"properties": {"action": action, "startTime": FAR_FUTURE}})
         same = world.api.patch(
             world.job(name), {"properties": {"action": {payload: {"message": "n"}}}}
         )

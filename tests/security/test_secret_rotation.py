@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from secret_servers import Api, Echo, LiveServers, database_bytes, horarium, wait_until
+from secret_servers import FAR_FUTURE, Api, Echo, LiveServers, database_bytes, horarium, wait_until
 from server_process import ServerProcess, running_server
 from sqlalchemy import select
 
@@ -89,7 +89,7 @@ def _create_job(api: Api, url: str) -> str:
     auth = {"type": "Basic", "username": "u", "password": PASSWORD}
     action = {"type": "Http", "request": {"uri": url, "method": "GET", "authentication": auth}}
     response = api.put(
-        api.job(name, "rotating"), {"properties": {"action": action, "state": "Disabled"}}
+        api.job(name, "rotating"), {"properties": {"action": action, "startTime": FAR_FUTURE}}
     )
     assert response.status_code == 201, response.text
     return name
