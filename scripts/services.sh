@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Start (idempotently) what the tests talk to: PostgreSQL, RabbitMQ with AMQP 1.0, Azurite.
+# Start (idempotently) what the tests talk to: PostgreSQL, RabbitMQ with AMQP 1.0, Azurite, and
+# Chromium for the dashboard's browser tests.
 # Anything that cannot be started is reported; the tests skip it (or fail when CI=true).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -61,5 +62,15 @@ if command -v npm >/dev/null 2>&1; then
     fi
 else
     echo "services: npm is not installed here; Azurite tests will skip"
+fi
+# Chromium (Debian's package) for tests/ui, driven by Playwright; never `playwright install`,
+# which downloads a browser of its own.
+if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+            >/dev/null 2>&1 || echo "services: apt-get install chromium failed"
+    fi
+    command -v chromium >/dev/null 2>&1 \
+        || echo "services: Chromium is not installed (as root: apt-get install chromium); the browser tests will skip"
 fi
 exit 0

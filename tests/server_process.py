@@ -31,8 +31,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
-from support import free_port
+from support import free_port, fresh_pg_database
 
 STARTUP_SECONDS = 60.0
 
@@ -166,3 +167,28 @@ def running_server(
         yield server
     finally:
         server.stop()
+
+
+# The databases a server test runs on: `@pytest.fixture(params=DATABASES)` with `serving`.
+DATABASES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@contextmanager
+def serving(
+    database: str,
+    workdir: Path,
+    *,
+    engine: bool = False,
+    env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+) -> Iterator[ServerProcess]:
+    """`running_server` on "sqlite" (a file in `workdir`) or "postgres" (a fresh database)."""
+    if database == "postgres":
+        with (
+            fresh_pg_database() as url,
+            running_server(workdir, database=url, engine=engine, env=env, args=args) as server,
+        ):
+            yield server
+    else:
+        with running_server(workdir, engine=engine, env=env, args=args) as server:
+            yield server

@@ -1,4 +1,5 @@
-"""`horarium` command line: serve, worker, preview, keys, secrets.
+"""`horarium` command line: serve, worker, preview, keys, secrets; and over the REST API,
+collections, jobs, export, import (`horarium.commands`).
 
 Every option of `serve` / `worker` also reads HORARIUM_<OPTION> (dashes become underscores).
 """
@@ -10,6 +11,7 @@ from typing import Any
 import click
 
 from horarium import logs
+from horarium.commands import MANAGEMENT_COMMANDS
 from horarium.keys_cli import keys
 from horarium.options import OneLineError, settings_from, settings_options
 from horarium.secrets_cli import secrets
@@ -67,6 +69,8 @@ def preview(file: Any, now: str | None, count: int) -> None:
 
 main.add_command(keys)
 main.add_command(secrets)
+for command in MANAGEMENT_COMMANDS:
+    main.add_command(command)
 
 
 if __name__ == "__main__":

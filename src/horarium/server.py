@@ -1,9 +1,10 @@
 """`horarium serve`: the management API under uvicorn (one worker), with the scheduler in the
-same process unless `--no-engine`. Before uvicorn starts, the port is bound and the database
-opened and migrated (`horarium.startup`: a mistake is one line, exit code 2); on the first start
-the admin API key is made (`horarium.api.first_key`). Settings are reviewed before
-(`cli.serve`, `horarium.api.exposure`). With `--metrics-port` the probes also answer on a port
-of their own (`horarium.probe_server`)."""
+same process unless `--no-engine`. Settings are reviewed before (`cli.serve`,
+`horarium.api.exposure`); before uvicorn starts, the port is bound (`horarium.startup`) and
+`horarium.opening.prepare` makes the data folder private, loads the secret key and migrates the
+database (sealing secrets stored in clear) — a mistake is one line, exit code 2; on the first
+start the admin API key is made (`horarium.api.first_key`). With `--metrics-port` the probes also
+answer on a port of their own (`horarium.probe_server`)."""
 
 from __future__ import annotations
 
@@ -20,35 +21,37 @@ from horarium import logs
 from horarium.api import probes
 from horarium.api.app import create_api
 from horarium.api.authentication import Authenticator
-from horarium.api.first_key import make_data_dir, make_first_key
+from horarium.api.first_key import make_first_key
 from horarium.api.hosts import allowed_hosts
 from horarium.api.oidc import OidcVerifier
 from horarium.config import Settings
 from horarium.loops import running_loop_name
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
+from horarium.opening import prepare
 from horarium.probe_server import ProbeServer
-from horarium.startup import bind, data_folder, prepare_database
+from horarium.startup import bind
 from horarium.store.access import Store
-from horarium.store.db import create_engine, migrate
+from horarium.store.db import create_engine
+from horarium.store.sealing import Keyring
 
 
-def create_app(settings: Settings, metrics_sockets: Sequence[socket.socket] = ()) -> FastAPI:
-    """The ASGI app: opens and migrates the database, makes the first API key, then starts the
+def create_app(
+    settings: Settings, keyring: Keyring, metrics_sockets: Sequence[socket.socket] = ()
+) -> FastAPI:
+    """The ASGI app: opens the (prepared) database, makes the first API key, then starts the
     scheduler (and the `metrics_sockets` listener), on startup."""
     authenticator = Authenticator() if settings.auth == "keys" else None
     hosts = allowed_hosts(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if settings.database is None or authenticator is not None:
-            make_data_dir(settings.data_dir)
-        db = create_engine(settings.database_url)
+        db = create_engine(settings.database_url, keyring=keyring)
         stop = None
         listener = None
         try:
-            await migrate(db)
             app.state.store = Store(db)
+            app.state.settings = settings
             if authenticator is not None:
                 await _first_key(db, settings)
                 authenticator.open(app.state.store, _oidc(settings))
@@ -161,11 +164,9 @@ def serve(settings: Settings) -> None:
                 host_option="--metrics-host",
                 port_option="--metrics-port",
             )
-        if settings.database is None or settings.auth == "keys":
-            data_folder(settings.data_dir)  # before SQLite makes it, with the owner's mode
-        prepare_database(settings.database_url)
+        keyring = prepare(settings)
         config = uvicorn.Config(
-            create_app(settings, metrics_sockets),
+            create_app(settings, keyring, metrics_sockets),
             workers=1,
             loop=settings.loop,  # uvicorn reads auto / asyncio / uvloop as `horarium.loops` does
             log_config=None,  # `horarium.logs.setup` has configured logging

@@ -1,4 +1,5 @@
-"""`horarium worker`: the scheduler alone against the database (migrated at start), no API;
+"""`horarium worker`: the scheduler alone against the database (prepared at start:
+`horarium.opening.prepare`), no API;
 with `--metrics-port`, a listener for /metrics, /healthz and /readyz (`horarium.api.probes`).
 SIGINT and SIGTERM stop it cleanly (exit code 0)."""
 
@@ -19,15 +20,17 @@ from horarium.engine.service import running, start_engine
 from horarium.loops import loop_factory
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
+from horarium.opening import prepare
 from horarium.probe_server import ProbeServer
-from horarium.startup import bind, check_database_url, open_database
+from horarium.startup import bind
 from horarium.store.access import Store
+from horarium.store.db import create_engine
+from horarium.store.sealing import Keyring
 
 log = logging.getLogger(__name__)
 
 
 def run(settings: Settings) -> None:
-    check_database_url(settings.database_url)
     sockets: list[socket.socket] = []
     if settings.metrics_port is not None:
         sockets = bind(
@@ -37,14 +40,15 @@ def run(settings: Settings) -> None:
             port_option="--metrics-port",
         )
     try:
+        keyring = prepare(settings)
         with asyncio.Runner(loop_factory=loop_factory(settings.loop)) as runner:
-            runner.run(_work(settings, sockets))
+            runner.run(_work(settings, keyring, sockets))
     except KeyboardInterrupt:  # before the signal handlers were set: stopped all the same
         pass
 
 
-async def _work(settings: Settings, sockets: list[socket.socket]) -> None:
-    db = await open_database(settings.database_url)
+async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socket]) -> None:
+    db = create_engine(settings.database_url, keyring=keyring)
     authenticator = Authenticator() if sockets and settings.auth == "keys" else None
     probes = None
     try:

@@ -192,3 +192,29 @@ async def test_oauth_refusal_fails_without_calling_the_target(serve: ServeApp) -
     )
     assert "invalid_client" in result.message
     assert "wrong-secret" not in result.message
+
+
+async def test_a_token_endpoint_redirect_is_not_followed_with_the_secret(serve: ServeApp) -> None:
+    """The token request carries the client secret in its body: a 307 (which keeps the body)
+    to another host must not take it there; the attempt fails saying what the endpoint did."""
+    received: list[str] = []
+
+    async def elsewhere(request: web.Request) -> web.Response:
+        received.append(await request.text())
+        return web.json_response({"access_token": "stolen", "expires_in": 3600})
+
+    other = web.Application()
+    other.router.add_post("/{tenant}/oauth2/token", elsewhere)
+    thief = await serve(other)
+
+    async def redirect(request: web.Request) -> web.Response:
+        raise web.HTTPTemporaryRedirect(thief + request.path)
+
+    authority_app = web.Application()
+    authority_app.router.add_post("/{tenant}/oauth2/token", redirect)
+    authority = await serve(authority_app)
+    async with Actions(Settings(aad_authority=authority)) as actions:
+        result = await actions.run(oauth_action(authority + "/api"), make_context())
+    assert not result.succeeded
+    assert "OAuth token" in result.message and "307" in result.message
+    assert received == []

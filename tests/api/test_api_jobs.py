@@ -497,7 +497,7 @@ def test_list_filters_by_state_and_pages_with_next_link(api: Api) -> None:
 def test_run_and_delete(api: Api) -> None:
     name = api.new_collection()
     path = api.job(name, "runme")
-    api.put(path, http_job(state="Disabled"))
+    api.put(path, http_job(startTime="2099-01-01T00:00:00Z"))
     ran = api.post(path + "/run")
     assert ran.status_code == 200 and ran.content == b""
     assert api.post(api.job(name, "missing") + "/run").status_code == 404

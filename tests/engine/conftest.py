@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.actions.runner import Actions
 from horarium.engine.scheduler import Scheduler
 from horarium.store.db import create_engine, migrate
+from horarium.store.sealing import Keyring
 from support import fresh_pg_database
 
 
@@ -50,7 +51,7 @@ def sqlite_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 async def db(db_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(db_url)
+    engine = create_engine(db_url, keyring=Keyring.generate())
     await migrate(engine)
     yield engine
     await engine.dispose()
@@ -58,7 +59,7 @@ async def db(db_url: str) -> AsyncIterator[AsyncEngine]:
 
 @pytest.fixture
 async def sqlite_db(sqlite_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(sqlite_url)
+    engine = create_engine(sqlite_url, keyring=Keyring.generate())
     await migrate(engine)
     yield engine
     await engine.dispose()

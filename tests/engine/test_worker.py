@@ -32,7 +32,9 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
             yield url
 
 
-def start_worker(database: str, log: Path, loop: str) -> subprocess.Popen[bytes]:
+def start_worker(database: str, log: Path, loop: str, key_file: Path) -> subprocess.Popen[bytes]:
+    """A worker on the database, with the API process's secret key (every process on one
+    database shares it)."""
     with log.open("ab") as out:
         return subprocess.Popen(
             [
@@ -44,6 +46,8 @@ def start_worker(database: str, log: Path, loop: str) -> subprocess.Popen[bytes]
                 database,
                 "--loop",
                 loop,
+                "--secret-key-file",
+                str(key_file),
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -61,7 +65,9 @@ def test_workers_run_every_job_exactly_once(database: str, tmp_path: Path) -> No
     try:
         with running_server(tmp_path / "api", database=database, engine=False) as api_server:
             workers = [
-                start_worker(database, tmp_path / f"worker{i}.log", loop)
+                start_worker(
+                    database, tmp_path / f"worker{i}.log", loop, api_server.data_dir / "secret.key"
+                )
                 for i, loop in enumerate(loops)
             ]
             http = httpx.Client(

@@ -66,22 +66,27 @@ def test_serve_says_when_its_port_is_in_use(tmp_path: Path, port_in_use: int) ->
     line = _one_line_error(run)
     assert f"--port {port_in_use}: 127.0.0.1:{port_in_use} is already in use" in line
     assert not (tmp_path / "horarium.sqlite3").exists()  # nothing was done before the bind
+    assert not (tmp_path / "secret.key").exists()
+
+
+def _worker(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return horarium("worker", "--data-dir", str(tmp_path), *args, cwd=tmp_path)
 
 
 def test_worker_says_when_postgresql_cannot_be_reached(tmp_path: Path) -> None:
     url = f"postgresql://postgres@127.0.0.1:{free_port()}/horarium"
-    line = _one_line_error(horarium("worker", "--database", url))
+    line = _one_line_error(_worker(tmp_path, "--database", url))
     assert "cannot reach PostgreSQL" in line
 
 
 def test_worker_refuses_a_database_url_of_another_kind(tmp_path: Path) -> None:
-    line = _one_line_error(horarium("worker", "--database", "oracle://x@127.0.0.1/y"))
+    line = _one_line_error(_worker(tmp_path, "--database", "oracle://x@127.0.0.1/y"))
     assert "unsupported URL scheme 'oracle'" in line
 
 
 def test_worker_says_when_its_metrics_port_is_in_use(tmp_path: Path, port_in_use: int) -> None:
     database = f"sqlite:///{tmp_path / 'w.sqlite3'}"
-    run = horarium("worker", "--database", database, "--metrics-port", str(port_in_use))
+    run = _worker(tmp_path, "--database", database, "--metrics-port", str(port_in_use))
     assert "--metrics-port" in _one_line_error(run)
 
 

@@ -32,7 +32,9 @@ def test_a_worker_serves_its_own_metrics_and_probes(database: str, tmp_path: Pat
     worker: subprocess.Popen[bytes] | None = None
     with http_target() as target, running_server(tmp_path / "api", database=database) as api:
         try:
-            worker = start_worker(database, log, ["--metrics-port", str(port)])
+            worker = start_worker(
+                database, log, ["--metrics-port", str(port)], api.data_dir / "secret.key"
+            )
             wait_until(lambda: "Horarium worker running" in log.read_text(), "the worker")
             jobs = Jobs(api)
             jobs.put("worked", f"{target.url}/ok")

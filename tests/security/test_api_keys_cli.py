@@ -4,31 +4,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 from key_tools import API_VERSION, collection_path, key_rows, keys_cli
-from server_process import ServerProcess, running_server
-
-from support import fresh_pg_database
-
-
-@pytest.fixture(
-    scope="module",
-    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
-)
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProcess]:
-    workdir: Path = tmp_path_factory.mktemp(f"keys-{request.param}")
-    if request.param == "postgres":
-        with fresh_pg_database() as url, running_server(workdir, database=url) as process:
-            yield process
-    else:
-        with running_server(workdir) as process:
-            yield process
+from server_process import ServerProcess
 
 
 def test_create_prints_the_token_and_nothing_else(server: ServerProcess) -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,25 +20,7 @@ from key_tools import (
     keys_cli,
     new_key,
 )
-from server_process import ServerProcess, running_server
-
-from support import fresh_pg_database
-
-
-@pytest.fixture(
-    scope="module",
-    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
-)
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProcess]:
-    workdir: Path = tmp_path_factory.mktemp(f"auth-{request.param}")
-    if request.param == "postgres":
-        with fresh_pg_database() as url, running_server(workdir, database=url) as process:
-            yield process
-    else:
-        with running_server(workdir) as process:
-            yield process
+from server_process import ServerProcess
 
 
 def _subscription() -> str:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from fastapi.routing import APIRoute
 
+from horarium.api import dashboard_routes, routes
 from horarium.api.authorization import ACTIONS, Access
-from horarium.api.routes import router
 
 
 def test_every_route_has_an_action_and_only_reads_are_open_to_readers() -> None:
-    routes = [r for r in router.routes if isinstance(r, APIRoute)]
-    assert {r.operation_id for r in routes} == set(ACTIONS)
-    for route in routes:
+    found = [*routes.router.routes, *dashboard_routes.router.routes]
+    api_routes = [r for r in found if isinstance(r, APIRoute)]
+    assert {r.operation_id for r in api_routes} == set(ACTIONS)
+    for route in api_routes:
         access = ACTIONS[str(route.operation_id)].access
         reads = route.methods == {"GET"} or route.path.endswith("/upcoming")
         assert access is (Access.READ if reads else Access.WRITE), route.operation_id

@@ -35,14 +35,6 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-async def issuer() -> AsyncIterator[OidcIssuer]:
-    issuer = OidcIssuer(keys=[IssuerKey.rsa("rsa-1"), IssuerKey.ec("ec-1")])
-    await issuer.start()
-    yield issuer
-    await issuer.stop()
-
-
 def make_verifier(issuer: OidcIssuer, clock: Clock, **options: Any) -> OidcVerifier:
     return OidcVerifier(
         issuer.url,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +19,6 @@ from server_process import ServerProcess, running_server
 AUDIENCE = "api://horarium"
 VERSION = {"api-version": "2016-03-01"}
 COLLECTION = {"location": "West US", "properties": {"sku": {"name": "Standard"}}}
-
-
-@pytest.fixture
-async def issuer() -> AsyncIterator[OidcIssuer]:
-    issuer = OidcIssuer(keys=[IssuerKey.rsa("rsa-1"), IssuerKey.ec("ec-1")])
-    await issuer.start()
-    yield issuer
-    await issuer.stop()
 
 
 @pytest.fixture

@@ -37,6 +37,7 @@ from horarium.actions.http_history import (
 from horarium.actions.oauth import TokenCache, TokenError
 from horarium.actions.outbound import OutboundRefused
 from horarium.actions.tls import ClientCertificates
+from horarium.model.actions import FRAMING_RULE, is_framing_header
 
 READ_LIMIT = BODY_CHARS * 4  # bytes: enough for 1024 characters of UTF-8
 DEFAULT_CONTENT_TYPE = "text/plain; charset=utf-8"  # what .NET's StringContent sends
@@ -94,6 +95,9 @@ class HttpActions:
             raise ActionInputError("'request.method' must be an HTTP method such as GET or POST")
         headers: CIMultiDict[str] = CIMultiDict(string_map(request, "headers", "request"))
         headers.popall("Content-Length", None)
+        framing = next((name for name in headers if is_framing_header(name)), None)
+        if framing is not None:  # stored before the API refused such headers: never sent
+            raise ActionInputError(f"'request.headers.{framing}': {FRAMING_RULE}")
         body = text(request, "body", "request", required=False)
         data = body.encode() if body is not None else None
         if data is not None and "Content-Type" not in headers:

@@ -3,7 +3,8 @@
 The scheduler's job shape (`tenant`, `audience`, `clientId`, `secret`) is the Azure AD v1
 client-credentials request: POST {authority}/{tenant}/oauth2/token with `resource=audience`.
 One token request per (authority, tenant, client, audience, secret) until the token is within a
-minute of expiring; concurrent runs wait for the same request.
+minute of expiring; concurrent runs wait for the same request. `recent` tells the runner which
+tokens to mask in history (an endpoint may echo the Authorization header it received).
 """
 
 from __future__ import annotations
@@ -29,16 +30,28 @@ class _Token:
     renew_at: float  # time.monotonic()
 
 
+def _key(tenant: str, audience: str, client_id: str, secret: str) -> bytes:
+    return hashlib.sha256("\0".join((tenant, audience, client_id, secret)).encode()).digest()
+
+
 class TokenCache:
     def __init__(self, session: aiohttp.ClientSession, authority: str, timeout: float) -> None:
         self._session = session
         self._authority = authority.rstrip("/")
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._tokens: dict[bytes, _Token] = {}
+        self._replaced: dict[bytes, str] = {}  # the token before the current one
         self._locks: dict[bytes, asyncio.Lock] = {}
 
+    def recent(self, tenant: str, audience: str, client_id: str, secret: str) -> list[str]:
+        """The tokens lately obtained for these credentials (the current one and the one it
+        replaced: an attempt that started before a renewal sent that one)."""
+        key = _key(tenant, audience, client_id, secret)
+        found = [self._replaced.get(key), getattr(self._tokens.get(key), "value", None)]
+        return [token for token in found if token]
+
     async def token(self, tenant: str, audience: str, client_id: str, secret: str) -> str:
-        key = hashlib.sha256("\0".join((tenant, audience, client_id, secret)).encode()).digest()
+        key = _key(tenant, audience, client_id, secret)
         cached = self._tokens.get(key)
         if cached and time.monotonic() < cached.renew_at:
             return cached.value
@@ -48,6 +61,8 @@ class TokenCache:
             if cached and time.monotonic() < cached.renew_at:
                 return cached.value
             fresh = await self._request(tenant, audience, client_id, secret)
+            if cached is not None:
+                self._replaced[key] = cached.value
             self._tokens[key] = fresh
             return fresh.value
 
@@ -61,7 +76,9 @@ class TokenCache:
         }
         started = time.monotonic()
         try:
-            async with self._session.post(url, data=form, timeout=self._timeout) as response:
+            async with self._session.post(
+                url, data=form, timeout=self._timeout, allow_redirects=False
+            ) as response:
                 try:
                     payload = await response.json(content_type=None)
                 except ValueError:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
 from collections.abc import Awaitable, Mapping
 from types import TracebackType
 from typing import Any, Self
@@ -28,7 +29,7 @@ from horarium.actions.http import HttpActions
 from horarium.actions.oauth import TokenCache
 from horarium.actions.outbound import OutboundPolicy, PolicyResolver, guarded_socket
 from horarium.actions.redact import redact
-from horarium.actions.secrets_in import secrets_of
+from horarium.actions.secrets_in import oauth_credentials, secrets_of
 from horarium.actions.servicebus import ServiceBusActions
 from horarium.actions.storage_queue import StorageQueueActions
 from horarium.actions.tls import ClientCertificates, default_context
@@ -55,6 +56,7 @@ class Actions:
         self._dns = resolver
         self._resolver: PolicyResolver | None = None
         self._session: aiohttp.ClientSession | None = None
+        self._tokens: TokenCache | None = None
         self._http: HttpActions | None = None
         self._storage: StorageQueueActions | None = None
         self._amqp: AmqpSender | None = None
@@ -74,7 +76,7 @@ class Actions:
         self._session = aiohttp.ClientSession(
             connector=connector, cookie_jar=aiohttp.DummyCookieJar()
         )
-        tokens = TokenCache(
+        self._tokens = tokens = TokenCache(
             self._session, self._settings.aad_authority, self._settings.http_timeout
         )
         self._http = HttpActions(
@@ -117,12 +119,21 @@ class Actions:
         except ActionInputError as exc:
             result = ActionResult(False, f"{label} - invalid action: {exc}")
         except Exception as exc:  # a failed execution is a result, whatever went wrong
-            log.exception("%s failed unexpectedly", label)
+            trace = "".join(traceback.format_exception(exc))
+            log.error("%s failed unexpectedly: %s", label, redact(trace, self._secrets(action)))
             result = ActionResult(False, f"{label} - unexpected error: {type(exc).__name__}: {exc}")
-        secrets = secrets_of(action)
+        secrets = self._secrets(action)
         if not secrets:  # the common case: nothing to mask
             return result
         return ActionResult(result.succeeded, redact(result.message, secrets))
+
+    def _secrets(self, action: Mapping[str, Any]) -> list[str]:
+        """What no message may show: the action's secrets and the bearer tokens obtained for it."""
+        found = secrets_of(action)
+        credentials = oauth_credentials(action) if found else None
+        if credentials is not None and self._tokens is not None:
+            found += self._tokens.recent(*credentials)
+        return found
 
     def _start(
         self, key: str, action: Mapping[str, Any], context: ExecutionContext

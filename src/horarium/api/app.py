@@ -15,7 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from horarium.api import openapi, probes
+from horarium import ui
+from horarium.api import dashboard_routes, openapi, probes
 from horarium.api.audit import Audit
 from horarium.api.authentication import Authentication, Authenticator
 from horarium.api.hosts import LOOPBACK_NAMES, HostCheck
@@ -49,6 +50,8 @@ _WORDS = {
         "upcoming",
         "enable",
         "disable",
+        "failures",
+        "engine",
     )
 }
 # Where names sit in "/".split parts (parts[0] is the empty string before the first "/"):
@@ -60,7 +63,12 @@ _NAMES_WITHOUT_GROUP = {2}  # /subscriptions/{2}/providers/Microsoft.Scheduler/j
 def canonical_path(path: str) -> str:
     """The path with its fixed words spelled canonically; names are left alone."""
     parts = path.split("/")
-    names = _NAMES_WITHOUT_GROUP if len(parts) > 3 and parts[3].lower() == "providers" else _NAMES
+    if len(parts) > 1 and parts[1].lower() == "providers":
+        names: set[int] = set()  # /providers/Microsoft.Scheduler/…: the whole service
+    elif len(parts) > 3 and parts[3].lower() == "providers":
+        names = _NAMES_WITHOUT_GROUP
+    else:
+        names = _NAMES
     for i, part in enumerate(parts):
         if i not in names:
             parts[i] = _WORDS.get(part.lower(), part)
@@ -117,15 +125,17 @@ def create_api(
         description="A self-hosted job scheduler that speaks the Azure Scheduler REST API"
         " (api-version 2016-03-01).",
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # served from the package by horarium.ui, not from a CDN
         redoc_url=None,
         lifespan=lifespan,
     )
     app.state.public_url = public_url
     app.state.metrics_public = metrics_public
     app.include_router(router)
+    app.include_router(dashboard_routes.router)
     app.include_router(probes.router)
     openapi.install(app)
+    ui_paths = ui.install(app)
 
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> Response:
@@ -159,7 +169,7 @@ def create_api(
         log.exception("unexpected error", exc_info=exc)
         return arm_error(500, "InternalServerError", "The server encountered an internal error.")
 
-    public_paths = {"/openapi.json", "/docs", "/docs/oauth2-redirect"}
+    public_paths = {"/openapi.json", *ui_paths}
     public_paths |= probes.public_paths(metrics_public)
     app.add_middleware(Authentication, authenticator=authenticator, public_paths=public_paths)
 
@@ -177,7 +187,7 @@ def create_api(
         return response
 
     app.add_middleware(Audit)
-    app.add_middleware(RequestMetrics, routers=(router, probes.router))
+    app.add_middleware(RequestMetrics, routers=(router, dashboard_routes.router, probes.router))
     app.add_middleware(CanonicalPaths)
     app.add_middleware(HostCheck, allowed=frozenset(allowed_hosts))
     return app

@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from fastapi import Request
 
-from horarium.api.principal import Principal
+from horarium.api.principal import ALL_SUBSCRIPTIONS, Principal
 from horarium.model.errors import ApiError
 from horarium.model.names import PROVIDER
 
@@ -25,6 +25,7 @@ class Access(StrEnum):
 class Action:
     name: str  # the ARM action, after "Microsoft.Scheduler/"
     access: Access
+    every_subscription: bool = False  # spans tenants: only for callers that reach all of them
 
 
 _COLLECTIONS = "jobCollections"
@@ -49,6 +50,9 @@ ACTIONS: dict[str, Action] = {
     "Jobs_ListJobHistory": Action(f"{_JOBS}/history/read", Access.READ),
     "Jobs_ListUpcoming": Action(f"{_JOBS}/upcoming/read", Access.READ),
     "Jobs_PreviewUpcoming": Action(f"{_JOBS}/upcoming/action", Access.READ),
+    # Horarium's dashboard extensions (horarium.api.dashboard_routes)
+    "Failures_List": Action(f"{_JOBS}/history/read", Access.READ),
+    "Engine_Get": Action("engine/read", Access.READ, every_subscription=True),
 }
 
 
@@ -58,7 +62,10 @@ class Forbidden(ApiError):
 
 
 def allowed(principal: Principal, action: Action, subscription: str) -> bool:
-    if not principal.reaches(subscription):
+    if action.every_subscription:
+        if ALL_SUBSCRIPTIONS not in principal.subscriptions:
+            return False
+    elif not principal.reaches(subscription):
         return False
     return action.access is Access.READ or principal.may_write
 
@@ -80,8 +87,11 @@ async def authorize(request: Request) -> None:
 
 
 def _scope(params: dict[str, str]) -> str:
-    """The ARM id of the resource (or the subscription, or the resource group) acted on."""
-    scope = f"/subscriptions/{params.get('subscriptionId', '')}"
+    """The ARM id of the resource (or the subscription, or the resource group) acted on; `/`
+    for an action on the whole service."""
+    if "subscriptionId" not in params:
+        return "/"
+    scope = f"/subscriptions/{params['subscriptionId']}"
     if "resourceGroupName" in params:
         scope += f"/resourceGroups/{params['resourceGroupName']}"
     if "jobCollectionName" in params:

@@ -53,9 +53,9 @@ def render(record: CollectionRecord) -> dict[str, Any]:
 
 
 async def put(
-    conn: AsyncConnection, name: CollectionName, raw: Any, now: datetime
+    conn: AsyncConnection, name: CollectionName, raw: Any, now: datetime, *, max_collections: int
 ) -> tuple[int, dict[str, Any]]:
-    """Create (201) or replace (200)."""
+    """Create (201) or replace (200); a subscription holds at most `max_collections`."""
     body = shaped(raw)
     given = body.get("name")
     if isinstance(given, str) and given and given.lower() != name.name.lower():
@@ -66,6 +66,7 @@ async def put(
     existing = await collections.get(conn, name, lock=True)
     if existing is None:
         quota.limits(wanted.sku, wanted.quota)
+        await _check_room(conn, name.subscription, max_collections)
         await collections.insert_one(
             conn,
             name,
@@ -78,6 +79,19 @@ async def put(
         created = await require(conn, name)
         return 201, render(created)
     return 200, await _replace(conn, existing, wanted, now)
+
+
+async def _check_room(conn: AsyncConnection, subscription: str, max_collections: int) -> None:
+    """A subscription may not hold more than the service's limit of collections (fair use)."""
+    held = await collections.count_in_subscription(conn, subscription)
+    if held >= max_collections:
+        raise Conflict(
+            f"Subscription '{subscription}' already holds {held} job collections; this service"
+            f" allows at most {max_collections} per subscription (--max-collections-per-"
+            "subscription, HORARIUM_MAX_COLLECTIONS_PER_SUBSCRIPTION). Delete a collection or"
+            " ask the operator to raise the limit.",
+            code="JobCollectionCountQuotaExceeded",
+        )
 
 
 async def patch(

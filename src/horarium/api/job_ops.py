@@ -20,9 +20,11 @@ from horarium.model.job import (
     render_job,
     stored_properties,
 )
+from horarium.model.kept_secrets import keep_stored, refuse_masks
 from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName, check_job_name
 from horarium.model.schedule import compile_plan, timing
+from horarium.model.secrets import masked
 from horarium.store import jobs, runs
 from horarium.store.collections import CollectionRecord
 from horarium.store.jobs import JobRecord
@@ -47,6 +49,8 @@ def render(collection: CollectionRecord, job: JobRecord, style: WireStyle) -> di
 
 
 async def require(conn: AsyncConnection, collection: CollectionRecord, name: str) -> JobRecord:
+    """The job, or 404; a name no job can have (a NUL, say) is 400, before any query."""
+    check_job_name(name)
     found = await jobs.get(conn, collection.id, name)
     if found is None:
         raise NotFound(
@@ -70,6 +74,22 @@ def _check_limits(collection: CollectionRecord, job: JobInput) -> None:
     quota.check_recurrence(limit, job.definition, collection.name)
 
 
+def _with_kept_secrets(properties: dict[str, Any], existing: JobRecord | None) -> JobInput:
+    """The job a PUT or PATCH asks for, each secret it leaves out (or sends back masked) kept
+    from the stored job while its target is unchanged (`model.kept_secrets`)."""
+    if existing is not None:
+        properties, kept = keep_stored(properties, existing.definition)
+        if kept and existing.unreadable:
+            raise Conflict(
+                f"{kept[0]}: the stored secret cannot be kept, because this server cannot read"
+                f" it ({existing.unreadable}); send the job's secrets again",
+                code="SecretsUnreadable",
+            )
+    wanted = parse_job(properties)
+    refuse_masks(wanted.definition)
+    return wanted
+
+
 def _settable(state: str) -> None:
     if state not in enums.SETTABLE_JOB_STATES:
         raise BadRequest(
@@ -89,9 +109,10 @@ async def put(
     """Create (201) or replace (200) a job. Replacing starts a new series (ordinal 1) from now;
     the status counters and history are kept."""
     check_job_name(job_name)
-    wanted = parse_job(properties_of(raw))
+    properties = properties_of(raw)
     collection = await require_collection(conn, name, lock=True)
     existing = await jobs.get(conn, collection.id, job_name)
+    wanted = _with_kept_secrets(properties, existing)
     state = wanted.state or "Enabled"
     if existing is not None and existing.state in enums.FINAL_JOB_STATES:
         if state != existing.state:
@@ -151,8 +172,8 @@ async def patch(
     changes = properties_of(raw)
     collection = await require_collection(conn, name, lock=True)
     existing = await require(conn, collection, job_name)
-    merged = merge_patch(stored_properties(existing.definition, existing.state), changes)
-    wanted = parse_job(merged)
+    base = stored_properties(masked(existing.definition), existing.state)
+    wanted = _with_kept_secrets(merge_patch(base, changes), existing)
     state = wanted.state or existing.state
     if existing.state in enums.FINAL_JOB_STATES:
         if state != existing.state:
@@ -216,7 +237,21 @@ async def delete(conn: AsyncConnection, name: CollectionName, job_name: str) -> 
 
 
 async def run(conn: AsyncConnection, name: CollectionName, job_name: str, now: datetime) -> None:
-    """POST …/run: one execution now, outside the job's series."""
+    """POST …/run: one execution now, outside the job's series. Not for a Disabled job (its
+    owner stopped it), and at most one request per job waiting to start (409 otherwise);
+    Completed and Faulted jobs may be run (the run does not change their state)."""
     collection = await require_collection(conn, name, lock=True)
     job = await require(conn, collection, job_name)
+    if job.state == "Disabled":
+        raise Conflict(
+            f"Job '{job.name}' is Disabled, so it cannot be run now; enable it first"
+            " (PATCH properties.state to Enabled).",
+            code="JobStateConflict",
+        )
+    if await runs.run_pending(conn, job.id):
+        raise Conflict(
+            f"Job '{job.name}' already has a run-now request that has not started yet; a job"
+            " may have one waiting at a time. Try again once it has started.",
+            code="JobRunAlreadyPending",
+        )
     await runs.request_run(conn, job.id, now)

@@ -52,6 +52,67 @@ _UPCOMING = {
 }
 
 
+_FAILURE = {
+    "type": "object",
+    "description": "A history entry (JobHistoryDefinition) with its job's id and state.",
+    "properties": {
+        "id": {"type": "string"},
+        "type": {"type": "string"},
+        "name": {"type": "string"},
+        "properties": {
+            "allOf": [{"$ref": "#/components/schemas/JobHistoryDefinitionProperties"}],
+            "properties": {
+                "jobId": {"type": "string", "description": "The ARM id of the job."},
+                "jobState": {"type": "string", "description": "The job's state now."},
+            },
+        },
+    },
+}
+_COUNT = {"type": "integer", "minimum": 0}
+_ENGINE = {
+    "type": "object",
+    "description": "What the scheduler processes sharing the database are doing.",
+    "properties": {
+        "time": {"type": "string", "format": "date-time"},
+        "executionsPerMinute": {
+            "type": "array",
+            "description": "History entries by end minute over the last hour, oldest first.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "minute": {"type": "string", "format": "date-time"},
+                    "completed": _COUNT,
+                    "failed": _COUNT,
+                    "postponed": _COUNT,
+                },
+            },
+        },
+        "inFlight": {**_COUNT, "description": "Executions held under a live lease."},
+        "dueBacklog": {
+            "type": "object",
+            "description": "Work due now that no live lease holds.",
+            "properties": {
+                "jobs": _COUNT,
+                "executions": _COUNT,
+                "oldestDueTime": {"type": ["string", "null"], "format": "date-time"},
+            },
+        },
+        "processes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "owner": {"type": "string", "description": "host:pid:random"},
+                    "jobs": _COUNT,
+                    "executions": _COUNT,
+                    "inFlight": _COUNT,
+                    "leaseExpiresAt": {"type": "string", "format": "date-time"},
+                },
+            },
+        },
+    },
+}
+
 _BEARER = {
     "type": "http",
     "scheme": "bearer",
@@ -108,6 +169,15 @@ def azure_schemas() -> dict[str, Any]:
             "nextLink": {"type": ["string", "null"]},
         },
     }
+    schemas["FailureEntry"] = _FAILURE
+    schemas["FailureListResult"] = {
+        "type": "object",
+        "properties": {
+            "value": {"type": "array", "items": {"$ref": "#/components/schemas/FailureEntry"}},
+            "nextLink": {"type": ["string", "null"]},
+        },
+    }
+    schemas["EngineStatus"] = _ENGINE
     return schemas
 
 

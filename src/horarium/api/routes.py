@@ -12,6 +12,7 @@ from horarium.api import collection_ops, history_ops, job_ops, upcoming
 from horarium.api.authorization import authorize
 from horarium.api.query import DEFAULT_PAGE, next_link, parse_filter
 from horarium.api.wire import ArmJSONResponse, empty, read_json, style_for
+from horarium.config import Settings
 from horarium.model import enums
 from horarium.model.errors import ApiError, BadRequest
 from horarium.model.names import CollectionName, check_resource_group, check_subscription
@@ -72,6 +73,12 @@ Collection = Annotated[CollectionName, Depends(_collection)]
 def _store(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
+
+
+def _settings(request: Request) -> Settings:
+    """The service's settings (the defaults when the app was built without them)."""
+    settings: Settings | None = getattr(request.app.state, "settings", None)
+    return settings if settings is not None else Settings()
 
 
 def _changed(request: Request) -> None:
@@ -185,7 +192,10 @@ async def get_collection(request: Request, name: Collection) -> Response:
 )
 async def put_collection(request: Request, name: Collection) -> Response:
     raw = await _body(request)
-    status, body = await _store(request).write(lambda c: collection_ops.put(c, name, raw, _now()))
+    most = _settings(request).max_collections_per_subscription
+    status, body = await _store(request).write(
+        lambda c: collection_ops.put(c, name, raw, _now(), max_collections=most)
+    )
     _changed(request)
     return ArmJSONResponse(body, status_code=status)
 

@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from fastapi import Request, Response
 
 from horarium.model.actions import WireStyle
+from horarium.model.errors import BadRequest
 
 JSON_TYPE = "application/json; charset=utf-8"
 
 
 def dumps(content: Any) -> bytes:
-    """Compact JSON, as the live service wrote it (Content-Length = minified size)."""
-    return json.dumps(content, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact JSON, as the live service wrote it (Content-Length = minified size). A value
+    that UTF-8 cannot hold (a lone surrogate stored before request bodies were checked) is
+    written as a \\u escape instead of failing the response."""
+    text = json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(content, separators=(",", ":")).encode()
 
 
 class ArmJSONResponse(Response):
@@ -42,9 +50,9 @@ def style_for(request: Request) -> WireStyle:
 
 
 def read_json(raw: bytes) -> Any:
-    """The request body as JSON; a 400 saying where it is malformed."""
-    from horarium.model.errors import BadRequest
-
+    """The request body as JSON, checked once for what no stored value may hold: a 400 saying
+    where it is malformed, where a lone surrogate or a NUL character is (in a property name or
+    a value), which property is given twice in one object, or that it nests too deeply."""
     if not raw.strip():
         raise BadRequest("The request body is required (a JSON object).")
     try:
@@ -56,35 +64,76 @@ def read_json(raw: bytes) -> Any:
         raise ValueError(f"{name} is not a JSON value")
 
     try:
-        value = json.loads(text, parse_constant=refuse_constant)
+        value = json.loads(text, parse_constant=refuse_constant, object_pairs_hook=_Members)
     except json.JSONDecodeError as e:
         raise BadRequest(
             f"The request body is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})."
         ) from e
     except (ValueError, RecursionError) as e:
         raise BadRequest(f"The request body is not valid JSON: {e}.") from e
-    if _depth(value) > MAX_DEPTH:
-        raise BadRequest(f"The request body is nested more than {MAX_DEPTH} levels deep.")
-    return value
+    return _checked(value, "", 1)
 
 
 MAX_DEPTH = 32
 
+# What no stored string may hold: NUL, and UTF-16 surrogates (a JSON escape such as "\ud800" that
+# is not half of a pair decodes to one; it cannot be encoded as UTF-8, so it could be neither
+# stored in PostgreSQL nor written in a response).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
-def _depth(value: Any) -> int:
-    """How deeply objects and lists nest (without recursion)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_DEPTH:
-            return deepest
-        stack.extend((child, level + 1) for child in children)
-    return deepest
+
+class _Members(list[tuple[str, Any]]):
+    """A JSON object's members in the order given, a name given twice kept twice."""
+
+
+def _checked(value: Any, path: str, depth: int) -> Any:
+    """`value` with every object made a dict, once its names and strings passed the checks;
+    `path` is where it sits (`properties.action.request.uri`, `…minutes[1]`)."""
+    if isinstance(value, str):
+        _check_text(value, path, "")
+        return value
+    if not isinstance(value, list):  # a number, true, false or null (_Members is a list)
+        return value
+    if depth > MAX_DEPTH:
+        raise BadRequest(f"The request body is nested more than {MAX_DEPTH} levels deep.")
+    if not isinstance(value, _Members):
+        return [_checked(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+    out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}  # lower-case name -> the first spelling given
+    for name, item in value:
+        where = f"{path}.{_shown(name)}" if path else _shown(name)
+        _check_text(name, where, "the property name ")
+        checked = _checked(item, where, depth + 1)
+        if name in out:
+            raise BadRequest(f"{where}: duplicate key (the property is given twice)")
+        first = spelled.setdefault(name.lower(), name)
+        if first != name and _encoded(out[first]) != _encoded(checked):
+            raise BadRequest(
+                f"{where}: duplicate key ('{_shown(first)}' is given too, with another value;"
+                " property names match case-insensitively)"
+            )
+        out[name] = checked
+    return out
+
+
+def _check_text(text: str, path: str, what: str) -> None:
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return
+    where = path or "The request body"
+    char = found.group()
+    if char == "\x00":
+        raise BadRequest(f"{where}: {what}contains a NUL character (\\u0000), which is not allowed")
+    raise BadRequest(
+        f"{where}: {what}contains a lone surrogate ({_shown(char)}), which is not valid Unicode"
+    )
+
+
+def _shown(text: str) -> str:
+    """`text` with NUL and surrogates written as \\uXXXX escapes (safe to put in a message)."""
+    return _UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _encoded(value: Any) -> str:
+    """One text per JSON value (1, 1.0 and true differ), to compare two values of a name."""
+    return json.dumps(value, sort_keys=True)

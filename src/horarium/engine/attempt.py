@@ -53,6 +53,8 @@ async def run_attempt(
     started = clock.now()
     if not target:
         result = ActionResult(False, "The job has no errorAction any more; nothing was run.")
+    elif execution.job.unreadable:
+        result = ActionResult(False, execution.job.unreadable)
     else:
         task = watchdog.start()
         expired = False

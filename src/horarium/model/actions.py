@@ -1,8 +1,11 @@
 """A job's `action` (and its `errorAction`): validation into canonical form, and the wire view.
 
-Canonical form, as stored in `jobs.definition` and read by the engine and the action runners:
-property names and enum values spelled as in the 2016-03-01 spec, durations as .NET TimeSpan
-text, secrets included. The wire view drops the secrets and uses the live service's casing.
+Canonical form, as the store hands it to the API and the engine (it stores the secrets sealed:
+`horarium.store.sealing`) and the action runners read it: property names and enum values spelled
+as in the 2016-03-01 spec, durations as .NET TimeSpan text, secrets included. The wire view
+leaves the secret fields out (passwords, the OAuth secret, the pfx, SAS tokens and keys), masks
+the values of credential headers and the secret parts of the URI as `***`
+(`horarium.model.secrets`), and uses the live service's casing.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from horarium.model.durations import format_iso, format_timespan, parse_duration
 from horarium.model.errors import BadRequest
 from horarium.model.fields import boolean, integer, obj, optional_obj, string_map, text
 from horarium.model.keys import MapOf, Shape
+from horarium.model.secrets import MASK, is_credential_name, mask_uri
 
 MAX_URI = 2048
 MAX_BODY = 8192
@@ -104,7 +108,23 @@ _STORAGE_ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
 _STORAGE_QUEUE = re.compile(r"^(?=.{3,63}$)[a-z0-9](?:[a-z0-9]|-(?!-))*[a-z0-9]$")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$")
 _ENTITY_PATH = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?$")
-_BAD_HEADER_CHARS = re.compile(r"[\r\n\x00]")
+# C0 controls other than horizontal tab, and DEL: never in a header value.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+# Headers that frame the request or concern one connection: the client sets them, a job may not.
+_FRAMING_HEADERS = frozenset(
+    "transfer-encoding content-length connection keep-alive te trailer upgrade host".split()
+)
+FRAMING_RULE = (
+    "a job may not set hop-by-hop or framing headers (Transfer-Encoding, Content-Length,"
+    " Connection, Keep-Alive, TE, Trailer, Upgrade, Proxy-*, Host): the service frames each"
+    " request itself"
+)
+
+
+def is_framing_header(name: str) -> bool:
+    """Whether a job may not set the header `name` (any case): see FRAMING_RULE."""
+    lowered = name.lower()
+    return lowered in _FRAMING_HEADERS or lowered.startswith("proxy-")
 
 
 @dataclass(frozen=True)
@@ -190,8 +210,14 @@ def _check_headers(headers: dict[str, str], path: str) -> None:
     for name, value in headers.items():
         if not _TOKEN.match(name):
             raise BadRequest(f"{path}: {name!r} is not a valid header name")
-        if _BAD_HEADER_CHARS.search(value):
-            raise BadRequest(f"{path}.{name}: must not contain line breaks or NUL characters")
+        if is_framing_header(name):
+            raise BadRequest(f"{path}.{name}: {FRAMING_RULE}")
+        control = _CONTROL_CHARS.search(value)
+        if control is not None:
+            raise BadRequest(
+                f"{path}.{name}: contains the control character U+{ord(control.group()):04X};"
+                " a header value may not hold control characters other than tab"
+            )
         total += len(name) + len(value)
     if total > MAX_HEADER_CHARS:
         raise BadRequest(
@@ -200,7 +226,7 @@ def _check_headers(headers: dict[str, str], path: str) -> None:
         )
 
 
-def _infer_auth_type(auth: dict[str, Any]) -> str | None:
+def infer_auth_type(auth: dict[str, Any]) -> str | None:
     """2016-01-01 clients send no discriminator: tell the kind from the fields given."""
     if auth.get("pfx") is not None:
         return "ClientCertificate"
@@ -217,7 +243,7 @@ def _parse_http_auth(raw: Any, path: str) -> dict[str, Any]:
     kind = (
         enums.parse(given, enums.HTTP_AUTH_TYPES, f"{path}.type")
         if given is not None
-        else _infer_auth_type(auth)
+        else infer_auth_type(auth)
     )
     if kind is None:
         raise BadRequest(f"{path}.type: required (one of {', '.join(enums.HTTP_AUTH_TYPES)})")
@@ -436,9 +462,13 @@ def render_action(action: dict[str, Any], style: WireStyle) -> dict[str, Any]:
 
 
 def _render_request(request: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        k: request[k] for k in ("uri", "method", "headers", "body") if k in request
-    }
+    out: dict[str, Any] = {"uri": mask_uri(request["uri"])} if "uri" in request else {}
+    out |= {k: request[k] for k in ("method", "headers", "body") if k in request}
+    if "headers" in out:
+        out["headers"] = {
+            name: MASK if is_credential_name(name) and value else value
+            for name, value in out["headers"].items()
+        }
     auth = request.get("authentication")
     if auth is not None:
         out["authentication"] = _render_http_auth(auth)

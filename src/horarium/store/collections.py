@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -77,6 +78,26 @@ async def list_all(
         query = query.where(func.lower(job_collections.c.resource_group) == resource_group.lower())
     query = query.order_by(job_collections.c.key)
     return [_record(row) for row in await conn.execute(query)]
+
+
+async def count_in_subscription(conn: AsyncConnection, subscription: str) -> int:
+    """How many collections a subscription holds, counted so that a create may rely on it: on
+    PostgreSQL it first takes a lock on the subscription held to the end of the transaction, so
+    concurrent creates in one subscription count one after the other (SQLite has one writer)."""
+    if conn.dialect.name != "sqlite":
+        await conn.execute(select(func.pg_advisory_xact_lock(_lock_key(subscription))))
+    query = select(func.count()).where(
+        func.lower(job_collections.c.subscription_id) == subscription.lower()
+    )
+    return int((await conn.execute(query)).scalar_one())
+
+
+def _lock_key(subscription: str) -> int:
+    """The PostgreSQL advisory lock key of a subscription (a signed 64-bit number)."""
+    digest = hashlib.blake2b(
+        f"horarium/subscription/{subscription.lower()}".encode(), digest_size=8
+    )
+    return int.from_bytes(digest.digest(), "big", signed=True)
 
 
 async def insert_one(

@@ -1,8 +1,13 @@
-"""Opening the database: URL normalisation, engine creation, migrations at start."""
+"""Opening the database: URL normalisation, engine creation, migrations at start.
+
+A SQLite database is private to its owner: its folder is created with mode 0700, and the file
+(and its -wal, -shm and -journal files, which SQLite creates with the database file's mode) is
+0600 whatever the umask."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,7 +21,10 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from horarium.store.sealing import Keyring, attach
+
 MIGRATIONS = Path(__file__).with_name("migrations")
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 
 
 def async_url(url: str) -> str:
@@ -38,18 +46,35 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    """An async engine; for SQLite the file's folder is created and WAL mode switched on."""
+def create_engine(url: str, *, keyring: Keyring | None = None, **kwargs: Any) -> AsyncEngine:
+    """An async engine; for SQLite the file is made private (see above) and WAL mode switched
+    on. `keyring` seals and opens the secrets of the job definitions (`store.sealing`)."""
     full = make_url(async_url(url))
     if full.drivername.startswith("sqlite"):
         if full.database and full.database != ":memory:":
-            Path(full.database).parent.mkdir(parents=True, exist_ok=True)
+            private_sqlite_file(Path(full.database))
         engine = create_async_engine(full, **kwargs)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-        return engine
-    kwargs.setdefault("pool_size", 10)
-    kwargs.setdefault("max_overflow", 20)
-    return create_async_engine(full, **kwargs)
+    else:
+        kwargs.setdefault("pool_size", 10)
+        kwargs.setdefault("max_overflow", 20)
+        engine = create_async_engine(full, **kwargs)
+    if keyring is not None:
+        attach(engine, keyring)
+    return engine
+
+
+def private_sqlite_file(path: Path) -> None:
+    """Create the database file (and a missing folder, 0700) readable by its owner only, and
+    take away others' access to an existing one and its companion files."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for file in (path, *(path.with_name(path.name + end) for end in SQLITE_COMPANIONS)):
+        try:
+            if file.stat().st_mode & 0o077:
+                file.chmod(0o600)
+        except OSError:
+            continue  # absent (or not ours: then not ours to change either)
 
 
 def _alembic_config(connection: Connection) -> Config:

@@ -1,8 +1,12 @@
 """The management API's SQL for jobs. Every write bumps `version`, so an engine write that raced
-with it (conditional on the version it read) cannot overwrite the new definition."""
+with it (conditional on the version it read) cannot overwrite the new definition.
+
+Definitions go in sealed and come out with their secrets usable (`store.sealing`, with the
+keyring attached to the connection's engine)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,6 +15,13 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.store.schema import jobs
+from horarium.store.sealing import (
+    SealError,
+    keyring_of,
+    seal_definition,
+    unseal_definition,
+    without_secrets,
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +39,8 @@ class JobRecord:
     failure_count: int
     faulted_count: int
     last_execution_at: datetime | None
+    # Set when this process's key cannot open the job's secrets: why (they show as masked).
+    unreadable: str | None = None
 
 
 _COLUMNS = (
@@ -47,12 +60,28 @@ _COLUMNS = (
 )
 
 
-def _record(row: Any) -> JobRecord:
+def _reader(conn: AsyncConnection) -> Callable[[Any], JobRecord]:
+    """Rows into records, the definition's secrets opened with the engine's keyring."""
+    keyring = keyring_of(conn.engine)
+
+    def record(row: Any) -> JobRecord:
+        definition, unreadable = row.definition, None
+        try:
+            definition = unseal_definition(definition, keyring)
+        except SealError as exc:
+            definition = without_secrets(definition)
+            unreadable = f"job '{row.name}': {exc}"
+        return _record(row, definition, unreadable)
+
+    return record
+
+
+def _record(row: Any, definition: dict[str, Any], unreadable: str | None) -> JobRecord:
     return JobRecord(
         id=row.id,
         collection_id=row.collection_id,
         name=row.name,
-        definition=dict(row.definition),
+        definition=definition,
         state=row.state,
         schedule_set_at=row.schedule_set_at,
         version=row.version,
@@ -62,6 +91,7 @@ def _record(row: Any) -> JobRecord:
         failure_count=row.failure_count,
         faulted_count=row.faulted_count,
         last_execution_at=row.last_execution_at,
+        unreadable=unreadable,
     )
 
 
@@ -73,7 +103,7 @@ async def get(conn: AsyncConnection, collection_id: int, name: str) -> JobRecord
             )
         )
     ).first()
-    return _record(row) if row is not None else None
+    return _reader(conn)(row) if row is not None else None
 
 
 async def page(
@@ -89,12 +119,12 @@ async def page(
     if state is not None:
         query = query.where(jobs.c.state == state)
     query = query.order_by(jobs.c.key).limit(limit).offset(offset)
-    return [_record(row) for row in await conn.execute(query)]
+    return list(map(_reader(conn), await conn.execute(query)))
 
 
 async def all_of(conn: AsyncConnection, collection_id: int) -> list[JobRecord]:
     query = select(*_COLUMNS).where(jobs.c.collection_id == collection_id).order_by(jobs.c.key)
-    return [_record(row) for row in await conn.execute(query)]
+    return list(map(_reader(conn), await conn.execute(query)))
 
 
 async def count(conn: AsyncConnection, collection_id: int) -> int:
@@ -120,7 +150,7 @@ async def insert_one(
             collection_id=collection_id,
             key=name.lower(),
             name=name,
-            definition=definition,
+            definition=seal_definition(definition, keyring_of(conn.engine)),
             state=state,
             schedule_set_at=now,
             created_at=now,
@@ -137,7 +167,9 @@ async def insert_one(
 
 async def update_one(conn: AsyncConnection, job_id: int, now: datetime, **values: Any) -> None:
     """Set any of `definition`, `state`, `schedule_set_at`, `next_execution_at`, `next_repeat`;
-    `ended_at` follows the state. Bumps `version`."""
+    `ended_at` follows the state. Bumps `version`. A definition is sealed here."""
+    if "definition" in values:
+        values["definition"] = seal_definition(values["definition"], keyring_of(conn.engine))
     if "state" in values:
         ended = values["state"] in ("Completed", "Faulted")
         values["ended_at"] = now if ended else None

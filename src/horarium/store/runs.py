@@ -49,6 +49,13 @@ from sqlalchemy.types import TypeEngine
 
 from horarium.store.db import write_transaction
 from horarium.store.schema import job_collections, job_executions, job_history, jobs
+from horarium.store.sealing import (
+    SEALED,
+    SealError,
+    keyring_of,
+    unseal_definition,
+    without_secrets,
+)
 from horarium.store.transact import Transactor
 from horarium.store.types import UTCDateTime
 
@@ -125,6 +132,24 @@ async def request_run(conn: AsyncConnection, job_id: int, at: datetime) -> None:
     )
 
 
+async def run_pending(conn: AsyncConnection, job_id: int) -> bool:
+    """Whether job row `job_id` has a run-now request no process has started yet (not claimed,
+    no attempt made). A request whose first attempt was made, and is running or waits for a
+    retry, does not count."""
+    found = await conn.execute(
+        select(job_executions.c.id)
+        .where(
+            job_executions.c.job_id == job_id,
+            job_executions.c.kind == RUN_NOW,
+            job_executions.c.phase == MAIN,
+            job_executions.c.attempt == 0,
+            job_executions.c.lease_owner.is_(None),
+        )
+        .limit(1)
+    )
+    return found.first() is not None
+
+
 async def continues_series(conn: AsyncConnection, job_id: int, schedule_set_at: datetime) -> bool:
     """Whether an execution of the job's current series (the one set at `schedule_set_at`) is
     still to continue: a retry or the error action pending or running. Run-now requests, and
@@ -141,7 +166,8 @@ async def continues_series(conn: AsyncConnection, job_id: int, schedule_set_at: 
 
 @dataclass(slots=True)
 class JobInfo:
-    """What an attempt needs from the job row (read at claim time: the current definition)."""
+    """What an attempt needs from the job row (read at claim time: the current definition, its
+    secrets usable once claimed)."""
 
     id: int
     name: str
@@ -151,6 +177,7 @@ class JobInfo:
     subscription_id: str
     resource_group: str
     collection: str
+    unreadable: str | None = None  # why the job's secrets cannot be opened: do not run it
 
 
 @dataclass(slots=True)
@@ -313,6 +340,19 @@ class Runs:
             collection=row.collection,
         )
 
+    def _open_secrets(self, info: JobInfo) -> None:
+        """The claimed job's definition with its secrets usable; only a job that has any is
+        decrypted (its stored definition holds `sealed`)."""
+        if SEALED not in info.definition:
+            return
+        try:
+            info.definition = unseal_definition(info.definition, keyring_of(self.db))
+        except SealError as exc:
+            info.definition = without_secrets(info.definition)
+            info.unreadable = (
+                f"The job's secrets cannot be read by this process, so nothing was run: {exc}."
+            )
+
     # -- claiming due jobs ----------------------------------------------------------------------
 
     async def claim(
@@ -384,6 +424,8 @@ class Runs:
                 broken.append(outcome)
             if time.monotonic() > deadline:
                 break  # long catch-ups (missed executions): the rest wait for the next round
+        for m in made:
+            self._open_secrets(m.due.info)
         until = now + lease
         for chunk in _chunks([m.due.info.id for m in made]):
             conn.execute(_LEASE_JOBS, {"ids": chunk, "owner": self.owner, "until": until})
@@ -488,7 +530,8 @@ class Runs:
                 .join(job_collections, job_collections.c.id == jobs.c.collection_id)
                 .where(jobs.c.id.in_(chunk))
             ):
-                infos[row.id] = self._job_info(row)
+                job = infos[row.id] = self._job_info(row)
+                self._open_secrets(job)
                 series_set_at[row.id] = row.schedule_set_at
         claimed: list[Claimed] = []
         abandoned: list[int] = []

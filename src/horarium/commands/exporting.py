@@ -1,0 +1,187 @@
+"""`horarium export DIR`: the collections and jobs of a subscription (or of one resource group
+or collection) as files (layout: `horarium.commands.export_layout`). Secrets are not in them:
+the API never returns them; the output names every file that needs them again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from horarium.client import CollectionRef
+from horarium.client.secret_fields import secret_fields
+from horarium.commands.collections import resource_group_of
+from horarium.commands.connection import Connection, RequestFailed, connection_options
+from horarium.commands.export_layout import (
+    MANIFEST,
+    collection_document,
+    collection_path,
+    dumps,
+    job_document,
+    job_path,
+    read_manifest,
+    remove_stale,
+    write_manifest,
+)
+from horarium.commands.job_views import short_name
+from horarium.commands.naming import scope_options
+from horarium.commands.output import plural
+from horarium.options import OneLineError
+
+if TYPE_CHECKING:
+    from horarium.client import HorariumClient
+
+FINISHED = ("completed", "faulted")
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A collection as the API answered it, with its jobs."""
+
+    ref: CollectionRef
+    body: dict[str, Any]
+    jobs: list[dict[str, Any]]
+
+
+def _fetch(
+    client: HorariumClient, subscription: str, group: str | None, collection: str | None
+) -> list[Fetched]:
+    """Everything to export, read before anything is written."""
+    if group is not None and collection is not None:
+        bodies = [client.get_collection(CollectionRef(subscription, group, collection))]
+    else:
+        bodies = client.list_collections(subscription, group).value
+    found = []
+    for body in bodies:
+        ref = CollectionRef(subscription, resource_group_of(body), str(body.get("name")))
+        found.append(Fetched(ref, body, client.list_jobs(ref).value))
+    return sorted(found, key=lambda f: (f.ref.resource_group.lower(), f.ref.name.lower()))
+
+
+def _prepare(root: Path, subscription: str) -> None:
+    """`root` exists and is empty or a previous export of the same subscription."""
+    if root.is_dir() and any(root.iterdir()):
+        manifest = read_manifest(root)
+        if manifest is None:
+            raise OneLineError(
+                f"{root} is not empty and holds no Horarium export ({MANIFEST});"
+                " export into a new or empty folder"
+            )
+        if str(manifest["subscription"]).lower() != subscription.lower():
+            raise OneLineError(
+                f"{root} holds an export of the subscription {manifest['subscription']};"
+                " export into another folder"
+            )
+    root.mkdir(parents=True, exist_ok=True)
+
+
+def _write(path: Path, document: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(document), encoding="utf-8")
+    return path
+
+
+@dataclass
+class Report:
+    """What an export wrote: counts, finished jobs left out, files that need secrets."""
+
+    collections: int = 0
+    jobs: int = 0
+    finished: list[str] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list)
+    removed: int = 0
+
+
+def _shown(field: str) -> str:
+    return f"{field} (its *** parts)" if field.endswith(".uri") else field
+
+
+def _secrets_needed(path: Path, document: dict[str, Any]) -> str | None:
+    """`FILE: field, field (and field, if …)` for a job whose secrets must be added."""
+    fields = [f for f in secret_fields(document) if not f.present]
+    required = [_shown(f.path) for f in fields if f.required]
+    optional = [_shown(f.path) for f in fields if not f.required]
+    if not fields:
+        return None
+    line = f"{path}: {', '.join(required)}"
+    if optional:
+        line += f" (and {', '.join(optional)}, if the certificate has one)"
+    return line
+
+
+def write_export(root: Path, subscription: str, fetched: list[Fetched], scope: Path) -> Report:
+    """Write the files of `fetched`; remove the layout's files under `scope` not written."""
+    report = Report()
+    write_manifest(root, subscription)
+    written: set[Path] = set()
+    for item in fetched:
+        group, name = item.ref.resource_group, item.ref.name
+        written.add(_write(collection_path(root, group, name), collection_document(item.body)))
+        report.collections += 1
+        for body in item.jobs:
+            job = short_name(body)
+            state = str((body.get("properties") or {}).get("state", "")).lower()
+            if state in FINISHED:
+                report.finished.append(f"{item.ref}/{job} ({state.capitalize()})")
+                continue
+            document = job_document(body)
+            path = _write(job_path(root, group, name, job), document)
+            written.add(path)
+            report.jobs += 1
+            needed = _secrets_needed(path, document)
+            if needed:
+                report.secrets.append(needed)
+    report.removed = len(remove_stale(scope, written))
+    return report
+
+
+def _print(report: Report, what: str, root: Path) -> None:
+    click.echo(
+        f"Exported {plural(report.collections, 'collection')} and {plural(report.jobs, 'job')}"
+        f" of {what} to {root}."
+    )
+    if report.removed:
+        click.echo(f"Removed {plural(report.removed, 'file')} of resources that no longer exist.")
+    if report.finished:
+        click.echo("Not exported, finished (an import would run them again):")
+        for line in report.finished:
+            click.echo(f"  {line}")
+    if report.secrets:
+        click.echo(
+            "Secrets are not exported (the API never returns them). To create these jobs from"
+            " the files (after a delete, or in another subscription), add to each:"
+        )
+        for line in report.secrets:
+            click.echo(f"  {line}")
+
+
+@click.command(short_help="Write collections and jobs to JSON files (no secrets).")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@scope_options(collection=True)
+@connection_options
+def export(
+    connection: Connection,
+    folder: Path,
+    subscription: str,
+    resource_group: str | None,
+    collection: str | None,
+) -> None:
+    """Export collections and jobs to FOLDER as JSON files (no secrets).
+
+    The collections and jobs of a subscription, or of one --resource-group, or of one
+    --collection: one file per resource, in the layout `horarium import` reads."""
+    _prepare(folder, subscription)
+    with connection.client() as client:
+        fetched = _fetch(client, subscription, resource_group, collection)
+    scope, what = folder, f"the subscription {subscription}"
+    if resource_group is not None:
+        scope, what = folder / resource_group, f"{subscription}/{resource_group}"
+        if collection is not None:
+            scope, what = scope / collection, f"{what}/{collection}"
+    try:
+        report = write_export(folder, subscription, fetched, scope)
+    except ValueError as e:
+        raise RequestFailed(str(e)) from None
+    _print(report, what, folder)

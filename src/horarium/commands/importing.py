@@ -1,0 +1,220 @@
+"""`horarium import DIR`: the collections, then the jobs, of an export (or of files laid out
+the same way) PUT into a subscription.
+
+Idempotent by comparison: a resource whose document equals what the API answers for it (without
+what only the service sets; secrets compared as the API shows them, left out or `***`) is left
+alone, so a second import changes nothing, not even the start of a job's series. A job to create
+needs its secrets in its file; a job to replace does not (the service keeps a stored secret
+while its target is unchanged). A job whose file carries secrets is sent when it is new or
+otherwise differs (`--resend-secrets`: always)."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from horarium.client import ApiRefused, CollectionRef, check_segment
+from horarium.client.secret_fields import as_answered, secret_fields
+from horarium.commands.connection import Connection, connection_options
+from horarium.commands.export_layout import (
+    MANIFEST,
+    CollectionFile,
+    JobFile,
+    collection_document,
+    job_document,
+    read_export,
+    read_manifest,
+)
+from horarium.commands.output import plural
+from horarium.options import OneLineError
+
+if TYPE_CHECKING:
+    from horarium.client import HorariumClient
+
+
+class Outcome(StrEnum):
+    CREATED = "created"
+    REPLACED = "replaced"
+    UNCHANGED = "unchanged"
+    FAILED = "failed"
+
+
+class NotSent(Exception):
+    """A resource that was not sent, and why (one line)."""
+
+
+@dataclass
+class Tally:
+    """What an import did, per kind of resource, and the failures in one line each."""
+
+    collections: Counter[Outcome] = field(default_factory=Counter)
+    jobs: Counter[Outcome] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+    secrets_kept: int = 0  # unchanged jobs whose files carry secrets that were not sent
+
+    def summary(self, dry_run: bool) -> str:
+        verbs = {
+            Outcome.CREATED: "to create" if dry_run else "created",
+            Outcome.REPLACED: "to replace" if dry_run else "replaced",
+            Outcome.UNCHANGED: "unchanged",
+        }
+
+        def part(kind: str, counts: Counter[Outcome]) -> str:
+            return f"{kind} " + ", ".join(f"{counts[o]} {verb}" for o, verb in verbs.items())
+
+        return (
+            f"{part('collections', self.collections)}; {part('jobs', self.jobs)};"
+            f" {len(self.failures)} failed"
+        )
+
+
+@dataclass(frozen=True)
+class Importer:
+    """PUTs what differs from the service's resources (`dry_run`: only compares)."""
+
+    client: HorariumClient
+    dry_run: bool
+    resend_secrets: bool
+
+    def collection(self, ref: CollectionRef, file: CollectionFile) -> Outcome:
+        document = collection_document(file.document)
+        current = self.client.find_collection(ref)
+        if current is not None and collection_document(current) == document:
+            return Outcome.UNCHANGED
+        if self.dry_run:
+            return Outcome.CREATED if current is None else Outcome.REPLACED
+        written = self.client.put_collection(ref, document)
+        return Outcome.CREATED if written.created else Outcome.REPLACED
+
+    def job(self, ref: CollectionRef, file: JobFile, tally: Tally) -> Outcome:
+        document = job_document(file.document)
+        fields = secret_fields(document)
+        carries = any(f.present for f in fields)
+        current = self.client.find_job(ref.job(file.name))
+        if current is not None and job_document(current) == as_answered(document):
+            if not (carries and self.resend_secrets):
+                tally.secrets_kept += int(carries)
+                return Outcome.UNCHANGED
+        missing = [f.path for f in fields if f.required and not f.present]
+        if current is None and missing:
+            raise NotSent(
+                f"needs {', '.join(missing)} (secrets are not exported: add them to the file)"
+            )
+        if self.dry_run:
+            return Outcome.CREATED if current is None else Outcome.REPLACED
+        written = self.client.put_job(ref.job(file.name), document)
+        return Outcome.CREATED if written.created else Outcome.REPLACED
+
+
+def _attempt(tally: Tally, path: Path, work: Callable[[], Outcome]) -> Outcome:
+    """`work`'s outcome; a refusal (but an authentication failure, which ends the import) is
+    counted as failed with its one line."""
+    try:
+        return work()
+    except ApiRefused as e:
+        if e.status == 401:
+            raise
+        tally.failures.append(f"{path}: {e}")
+    except NotSent as e:
+        tally.failures.append(f"{path}: {e}")
+    return Outcome.FAILED
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr when it is a terminal; otherwise nothing."""
+    stream = sys.stderr
+    if not stream.isatty():
+        yield lambda: None
+        return
+    with click.progressbar(length=total, label="Importing", file=stream) as bar:
+        yield lambda: bar.update(1)
+
+
+def run_import(importer: Importer, subscription: str, found: list[CollectionFile]) -> Tally:
+    """Collections first, each followed by its jobs (skipped when their collection failed)."""
+    tally = Tally()
+    total = sum(1 + len(c.jobs) for c in found)
+    with _progress(total) as advance:
+        for file in found:
+            ref = CollectionRef(subscription, file.resource_group, file.name)
+            outcome = _attempt(tally, file.path, partial(importer.collection, ref, file))
+            tally.collections[outcome] += 1
+            advance()
+            for job in file.jobs:
+                if outcome is Outcome.FAILED:
+                    tally.failures.append(f"{job.path}: not sent (its collection failed)")
+                    tally.jobs[Outcome.FAILED] += 1
+                else:
+                    work = partial(importer.job, ref, job, tally)
+                    tally.jobs[_attempt(tally, job.path, work)] += 1
+                advance()
+    return tally
+
+
+def _names_checked(found: list[CollectionFile]) -> None:
+    for file in found:
+        try:
+            check_segment(file.resource_group, "resource group")
+            check_segment(file.name, "collection")
+            for job in file.jobs:
+                check_segment(job.name, "job")
+        except ValueError as e:
+            raise OneLineError(f"{file.path}: {e}") from None
+
+
+@click.command(name="import", short_help="PUT the collections and jobs of an export.")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--subscription",
+    envvar="HORARIUM_SUBSCRIPTION",
+    show_envvar=True,
+    default=None,
+    help="The subscription to import into (default: the exported one).",
+)
+@click.option(
+    "--resend-secrets",
+    is_flag=True,
+    help="Also PUT unchanged jobs whose files carry secrets (to change a secret).",
+)
+@click.option("--dry-run", is_flag=True, help="Compare only; send nothing.")
+@connection_options
+def import_(
+    connection: Connection,
+    folder: Path,
+    subscription: str | None,
+    resend_secrets: bool,
+    dry_run: bool,
+) -> None:
+    """Import the collections and jobs of an export (PUT what differs).
+
+    Collections first, then their jobs; a resource that equals the file is left alone, so
+    importing twice changes nothing the second time."""
+    manifest = read_manifest(folder)
+    if manifest is None:
+        raise OneLineError(f"{folder} is not a Horarium export (it has no {MANIFEST})")
+    target = subscription or str(manifest["subscription"])
+    found = read_export(folder)
+    _names_checked(found)
+    with connection.client() as client:
+        tally = run_import(Importer(client, dry_run, resend_secrets), target, found)
+    for line in tally.failures:
+        click.echo(f"Error: {line}", err=True)
+    verb = "Compared" if dry_run else "Imported"
+    click.echo(f"{verb} {folder} into the subscription {target}: {tally.summary(dry_run)}.")
+    if tally.secrets_kept:
+        click.echo(
+            f"Secrets in the files of {plural(tally.secrets_kept, 'unchanged job')} were not sent"
+            " (--resend-secrets sends them)."
+        )
+    if tally.failures:
+        raise SystemExit(1)

@@ -1,0 +1,152 @@
+"""Jobs, their history and their upcoming executions as tables and key-value lists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from horarium.commands.output import NONE, cut, dig, room_left, table, text, when
+
+JOB_HEADERS = ("NAME", "STATE", "NEXT RUN", "LAST RUN", "EXECUTIONS", "FAILURES", "FAULTED")
+JOB_NUMBERS = (4, 5, 6)
+HISTORY_HEADERS = ("TIME", "ACTION", "STATUS", "RETRY", "MESSAGE")
+UPCOMING_HEADERS = ("EXECUTION (UTC)", "LOCAL TIME", "ZONE", "REPEAT", "DAYLIGHT SAVING")
+DEFAULT_RETRY = "default (fixed, every 00:00:30, 4 retries)"
+
+
+def short_name(body: dict[str, Any]) -> str:
+    """The last part of a nested `name` (`jc1/ping` → `ping`)."""
+    return str(body.get("name") or NONE).rsplit("/", 1)[-1]
+
+
+def word(value: Any) -> str:
+    """An enum value as people read it (`enabled` → `Enabled`)."""
+    return text(value)[:1].upper() + text(value)[1:] if value else NONE
+
+
+def _count(status: Any, key: str) -> str:
+    value = dig(status, key)
+    return NONE if value is None else str(value)
+
+
+def job_row(body: dict[str, Any]) -> list[str]:
+    status = dig(body, "properties", "status")
+    return [
+        short_name(body),
+        word(dig(body, "properties", "state")),
+        when(dig(status, "nextExecutionTime")),
+        when(dig(status, "lastExecutionTime")),
+        _count(status, "executionCount"),
+        _count(status, "failureCount"),
+        _count(status, "faultedCount"),
+    ]
+
+
+def describe_action(action: Any) -> str:
+    """`Http GET http://… (Basic)`, `StorageQueue account/queue`, `ServiceBusTopic ns/topic`."""
+    if not isinstance(action, dict):
+        return NONE
+    kind = text(action.get("type"))
+    request = action.get("request")
+    if isinstance(request, dict):
+        described = f"{kind} {text(request.get('method'))} {text(request.get('uri'))}"
+        auth = dig(request, "authentication", "type")
+        return f"{described} ({auth})" if auth else described
+    queue = action.get("queueMessage")
+    if isinstance(queue, dict):
+        return f"{kind} {text(queue.get('storageAccount'))}/{text(queue.get('queueName'))}"
+    for key in ("serviceBusQueueMessage", "serviceBusTopicMessage"):
+        message = action.get(key)
+        if isinstance(message, dict):
+            target = message.get("queueName") or message.get("topicPath")
+            return f"{kind} {text(message.get('namespace'))}/{text(target)}"
+    return kind
+
+
+def describe_retry(action: Any) -> str:
+    policy = dig(action, "retryPolicy")
+    if not isinstance(policy, dict):
+        return DEFAULT_RETRY
+    kind = text(policy.get("retryType")).lower()
+    if kind == "none":
+        return "none (one attempt)"
+    interval, count = text(policy.get("retryInterval")), text(policy.get("retryCount"))
+    return f"fixed, every {interval}, {count} retries"
+
+
+def describe_recurrence(recurrence: Any) -> str:
+    """`every 5 minute`, with count, end time, zone and schedule; `once` without recurrence."""
+    if not isinstance(recurrence, dict):
+        return "once"
+    interval = recurrence.get("interval", 1)
+    unit = text(recurrence.get("frequency")).lower() + ("" if interval == 1 else "s")
+    described = f"every {interval} {unit}"
+    if "count" in recurrence:
+        described += f", {recurrence['count']} times"
+    if "endTime" in recurrence:
+        described += f", until {when(recurrence['endTime'])}"
+    if "timeZone" in recurrence:
+        described += f", in {text(recurrence['timeZone'])}"
+    if "schedule" in recurrence:
+        described += f", schedule {text(recurrence['schedule'])}"
+    return described
+
+
+def job_pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
+    properties = dig(body, "properties") or {}
+    action = properties.get("action")
+    status = properties.get("status")
+    error_action = dig(action, "errorAction")
+    return [
+        ("name", text(body.get("name"))),
+        ("state", word(properties.get("state"))),
+        ("action", describe_action(action)),
+        ("retry", describe_retry(action)),
+        ("error action", describe_action(error_action) if error_action else NONE),
+        ("start", when(properties.get("startTime"))),
+        ("recurrence", describe_recurrence(properties.get("recurrence"))),
+        ("next run", when(dig(status, "nextExecutionTime"))),
+        ("last run", when(dig(status, "lastExecutionTime"))),
+        (
+            "executions",
+            f"{_count(status, 'executionCount')} (failures {_count(status, 'failureCount')},"
+            f" faulted {_count(status, 'faultedCount')})",
+        ),
+        ("id", text(body.get("id"))),
+    ]
+
+
+def _history_cells(entry: dict[str, Any]) -> list[str]:
+    properties = dig(entry, "properties") or {}
+    moment = properties.get("startTime") or properties.get("expectedExecutionTime")
+    return [
+        when(moment),
+        text(properties.get("actionName")),
+        # The live service wrote no status on Completed entries.
+        text(properties.get("status") or "Completed"),
+        text(properties.get("retryCount")),
+        text(properties.get("message") or ""),
+    ]
+
+
+def history_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """The history table, each message cut to the rest of a terminal line."""
+    cells = [_history_cells(entry) for entry in entries]
+    fixed = table(HISTORY_HEADERS[:-1], [row[:-1] for row in cells], right=(3,))
+    width = room_left(len(fixed[0]) + 2)
+    messages = ["MESSAGE", *(cut(row[-1], width) for row in cells)]
+    return [f"{left}  {message}".rstrip() for left, message in zip(fixed, messages, strict=True)]
+
+
+def upcoming_row(entry: dict[str, Any]) -> list[str]:
+    notes = []
+    if entry.get("movedBySpringForward"):
+        notes.append(f"moved: {text(entry.get('scheduledLocalTime'))[11:]} does not exist")
+    if entry.get("mergedByFallBack"):
+        notes.append("merged: the hour repeats")
+    return [
+        when(entry.get("executionTime")),
+        when(entry.get("localTime")),
+        text(entry.get("timeZone")),
+        text(entry.get("repeatCount")),
+        "; ".join(notes),
+    ]

@@ -1,0 +1,242 @@
+"""`horarium jobs list|show|put|run|enable|disable|delete|history|upcoming` over the REST API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from horarium.client import CollectionRef, JobRef
+from horarium.commands.connection import Connection, connection_options
+from horarium.commands.job_views import (
+    JOB_HEADERS,
+    JOB_NUMBERS,
+    UPCOMING_HEADERS,
+    history_lines,
+    job_pairs,
+    job_row,
+    upcoming_row,
+    word,
+)
+from horarium.commands.json_input import JsonDocument, read_document
+from horarium.commands.naming import collection_options, job_named, job_options
+from horarium.commands.output import (
+    dig,
+    emit_json,
+    json_option,
+    note,
+    print_pairs,
+    print_table,
+    when,
+)
+
+JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
+HISTORY_STATUSES = ("Completed", "Failed", "Postponed")
+
+
+@click.group()
+def jobs() -> None:
+    """Jobs, through the REST API (--url, --token)."""
+
+
+@jobs.command(name="list")
+@collection_options(positional=False)
+@click.option(
+    "--state",
+    type=click.Choice(JOB_STATES, case_sensitive=False),
+    default=None,
+    help="Only the jobs in this state.",
+)
+@json_option
+@connection_options
+def list_jobs(
+    connection: Connection, collection: CollectionRef, state: str | None, as_json: bool
+) -> None:
+    """The jobs of a collection: state, next and last run, executions, failures, faulted."""
+    with connection.client() as client:
+        listing = client.list_jobs(collection, state=state)
+    if as_json:
+        emit_json(listing.as_json())
+    elif not listing.value:
+        note(f"No {state + ' ' if state else ''}jobs in the collection {collection}.")
+    else:
+        print_table(JOB_HEADERS, [job_row(j) for j in listing.value], right=JOB_NUMBERS)
+
+
+@jobs.command()
+@job_options
+@json_option
+@connection_options
+def show(connection: Connection, job: JobRef, as_json: bool) -> None:
+    """One job: action, retries, schedule, next and last run, counts."""
+    with connection.client() as client:
+        body = client.get_job(job)
+    if as_json:
+        emit_json(body)
+    else:
+        print_pairs(job_pairs(body))
+
+
+def _name_for(document: JsonDocument, given: str | None) -> str:
+    """`--job`, else the file's `name` (a job read back: `collection/job`), else the file's name
+    without `.json`."""
+    if given:
+        return job_named(given)
+    inside = document.value.get("name")
+    if isinstance(inside, str) and inside.strip("/"):
+        return job_named(inside.rstrip("/").rsplit("/", 1)[-1])
+    if document.source != "-":
+        return job_named(Path(document.source).stem)
+    return job_named(None, "--job J (the JSON on stdin has no name)")
+
+
+@jobs.command()
+@click.argument("file", type=click.File("r"))
+@click.option(
+    "--job",
+    default=None,
+    help="Job name (default: the file's 'name', else the file's name without .json).",
+)
+@collection_options(positional=False)
+@json_option
+@connection_options
+def put(
+    connection: Connection,
+    collection: CollectionRef,
+    file: IO[str],
+    job: str | None,
+    as_json: bool,
+) -> None:
+    """Create or replace a job from FILE: its JSON as the API takes it ('-': stdin)."""
+    document = read_document(file, "job")
+    ref = collection.job(_name_for(document, job))
+    with connection.client() as client:
+        written = client.put_job(ref, document.raw)
+    if as_json:
+        emit_json(written.body)
+    else:
+        verb = "Created" if written.created else "Replaced"
+        note(f"{verb} the job {ref} ({_state_and_next(written.body)}).")
+
+
+def _state_and_next(body: dict[str, Any]) -> str:
+    state = word(dig(body, "properties", "state"))
+    upcoming = dig(body, "properties", "status", "nextExecutionTime")
+    return f"{state}, next run {when(upcoming)}" if upcoming else state
+
+
+@jobs.command()
+@job_options
+@connection_options
+def run(connection: Connection, job: JobRef) -> None:
+    """Run a job now, once (the API refuses a Disabled job)."""
+    with connection.client() as client:
+        client.run_job(job)
+    note(f"Asked the job {job} to run now.")
+
+
+def _set_state(connection: Connection, job: JobRef, state: str, as_json: bool) -> None:
+    with connection.client() as client:
+        body = client.patch_job(job, {"properties": {"state": state}})
+    if as_json:
+        emit_json(body)
+    else:
+        note(f"The job {job} is {_state_and_next(body)}.")
+
+
+@jobs.command()
+@job_options
+@json_option
+@connection_options
+def enable(connection: Connection, job: JobRef, as_json: bool) -> None:
+    """Enable a job (PATCH its state)."""
+    _set_state(connection, job, "Enabled", as_json)
+
+
+@jobs.command()
+@job_options
+@json_option
+@connection_options
+def disable(connection: Connection, job: JobRef, as_json: bool) -> None:
+    """Disable a job (PATCH its state)."""
+    _set_state(connection, job, "Disabled", as_json)
+
+
+@jobs.command()
+@job_options
+@connection_options
+def delete(connection: Connection, job: JobRef) -> None:
+    """Delete a job and its history."""
+    with connection.client() as client:
+        client.delete_job(job)
+    note(f"Deleted the job {job} and its history.")
+
+
+@jobs.command()
+@job_options
+@click.option(
+    "--status",
+    type=click.Choice(HISTORY_STATUSES, case_sensitive=False),
+    default=None,
+    help="Only the entries with this status.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(1, 100),
+    default=None,
+    help="Page size (default: the API's, 1,000).",
+)
+@click.option("--skip", type=click.IntRange(min=0), default=0, help="Entries to skip first.")
+@click.option("--all", "every", is_flag=True, help="Follow nextLink: every page.")
+@json_option
+@connection_options
+def history(
+    connection: Connection,
+    job: JobRef,
+    status: str | None,
+    top: int | None,
+    skip: int,
+    every: bool,
+    as_json: bool,
+) -> None:
+    """A job's history, newest first: time, action, status, retry, message."""
+    with connection.client() as client:
+        listing = client.history(job, status=status, top=top, skip=skip)
+        entries = list(listing.value)
+        while every and listing.next_link is not None:
+            listing = client.next_page(listing)
+            entries += listing.value
+    if as_json:
+        emit_json({"value": entries, "nextLink": listing.next_link})
+        return
+    if entries:
+        for line in history_lines(entries):
+            click.echo(line)
+    else:
+        note(f"No {status + ' ' if status else ''}history entries for the job {job}.")
+    if listing.next_link is not None:
+        note(f"More entries follow: --all, or --skip {skip + len(entries)}.")
+
+
+@jobs.command()
+@job_options
+@click.option(
+    "--count",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="How many executions.",
+)
+@json_option
+@connection_options
+def upcoming(connection: Connection, job: JobRef, count: int, as_json: bool) -> None:
+    """A job's next executions, in UTC and on its wall clock (a Horarium extension)."""
+    with connection.client() as client:
+        listing = client.upcoming(job, count)
+    if as_json:
+        emit_json(listing.as_json())
+    elif not listing.value:
+        note(f"The job {job} has no upcoming executions.")
+    else:
+        print_table(UPCOMING_HEADERS, [upcoming_row(e) for e in listing.value], right=(3,))

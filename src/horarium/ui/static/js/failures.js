@@ -1,0 +1,49 @@
+// Recent Failed and Postponed executions of the subscription, across its collections
+// (Horarium's GET …/providers/Microsoft.Scheduler/failures), with each job's state now.
+import { call, parseId, paths } from "./api.js";
+import { badge, h, heading, pager, table } from "./dom.js";
+import { utc } from "./format.js";
+import { jobLink } from "./joblist.js";
+
+const PAGE = 50;
+
+export async function failuresPage(view) {
+  const state = { status: "", offset: 0 };
+  const list = h("div", { id: "failures" });
+
+  async function load() {
+    const query = { $top: PAGE, $skip: state.offset || undefined };
+    if (state.status) query.$filter = `status eq ${state.status}`;
+    const page = await call("GET", paths.failures(), { query });
+    const job = (e) => {
+      const id = parseId(e.properties.jobId);
+      return h("a", { href: jobLink(id.group, id.collection, id.job) }, `${id.collection} / ${id.job}`);
+    };
+    list.replaceChildren(
+      table([
+        { title: "When (UTC)", cell: (e) => utc(e.properties.endTime ?? e.properties.startTime ?? e.properties.expectedExecutionTime) },
+        { title: "Job", cell: job },
+        { title: "Status", cell: (e) => badge(e.properties.status) },
+        { title: "Job state", cell: (e) => badge(e.properties.jobState) },
+        { title: "Action", cell: (e) => e.properties.actionName },
+        { title: "Retry", class: "num", cell: (e) => e.properties.retryCount },
+        { title: "Message", cell: (e) => h("span", { class: "message", title: e.properties.message }, e.properties.message) },
+      ], page.value, {
+        empty: "No failed or postponed executions.",
+        rowClass: (e) => (String(e.properties.jobState).toLowerCase() === "faulted" ? "faulted" : null),
+      }),
+      pager({ offset: state.offset, size: PAGE, shown: page.value.length, more: Boolean(page.nextLink),
+        go: (offset) => { state.offset = offset; load(); } }),
+    );
+  }
+
+  const filter = h("select", { id: "failures-status", onchange: () => { state.status = filter.value; state.offset = 0; load(); } },
+    ["", "Failed", "Postponed"].map((s) => h("option", { value: s }, s || "Failed and postponed")));
+  view.append(
+    heading("Failures", filter, h("button", { type: "button", onclick: () => load() }, "Refresh")),
+    h("p", { class: "muted" }, "Failed attempts and postponed (missed) executions of every job in this subscription,",
+      " newest first. Rows of jobs that are Faulted now are marked."),
+    list,
+  );
+  await load();
+}

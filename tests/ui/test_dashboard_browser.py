@@ -1,0 +1,323 @@
+"""The dashboard in a real Chromium against a real `horarium serve` (scheduler on, jobs calling
+a local HTTP target): sign in, create a collection and a job in the form with its live preview,
+run it, watch its history, disable and enable it; the API's field errors; a wrong token; the
+failures and engine pages. The browser reaches nothing but the server (checked per request)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from server_process import ServerProcess, running_server
+from ui_support import Api, http_target, launched_chromium
+
+WAIT_MS = 60_000  # the longest a step may take (a run goes through the scheduler)
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[str]:
+    with http_target() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    with running_server(tmp_path_factory.mktemp("dashboard-ui"), engine=True) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with launched_chromium() as chromium:
+        yield chromium
+
+
+class Watched:
+    """A page and what it did: requests it sent, console errors, policy violations."""
+
+    def __init__(self, page: Any, server: ServerProcess) -> None:
+        self.page = page
+        self.requests: list[str] = []
+        self.problems: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        page.on("console", self._console)
+        page.set_default_timeout(WAIT_MS)
+        self.origin = server.base_url
+
+    def _console(self, message: Any) -> None:
+        text = message.text
+        # The API's refusals (the invalid field, the wrong token) are logged as failed loads.
+        if message.type == "error" and "Failed to load resource" not in text:
+            self.problems.append(text)
+
+    def check(self) -> None:
+        assert not self.problems, self.problems
+        foreign = [u for u in self.requests if not u.startswith(self.origin + "/")]
+        assert not foreign, f"the page reached beyond the server: {foreign}"
+
+
+@pytest.fixture
+def watched(browser: Any, server: ServerProcess) -> Iterator[Watched]:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=WAIT_MS)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    seen = Watched(page, server)
+    yield seen
+    context.close()
+    seen.check()
+
+
+def sign_in(page: Any, server: ServerProcess, subscription: str, token: str | None = None) -> None:
+    page.goto(server.url("/ui/"))
+    page.fill("#signin-subscription", subscription)
+    page.fill("#signin-token", token or str(server.token))
+    page.click("form.signin button[type=submit]")
+
+
+def preview_times(page: Any) -> list[str]:
+    return [t.strip() for t in page.locator("#preview-list .utc").all_inner_texts()]
+
+
+def wait_for_new_preview(page: Any, before: list[str]) -> list[str]:
+    page.wait_for_function(
+        """(before) => {
+            const rows = [...document.querySelectorAll('#preview-list .utc')];
+            const now = rows.map((r) => r.textContent.trim());
+            return now.length > 1 && JSON.stringify(now) !== JSON.stringify(before);
+        }""",
+        arg=before,
+    )
+    return preview_times(page)
+
+
+def gap_minutes(times: list[str]) -> float:
+    from datetime import datetime
+
+    first, second = (
+        datetime.strptime(t.removesuffix(" UTC"), "%Y-%m-%d %H:%M:%S") for t in times[:2]
+    )
+    return (second - first).total_seconds() / 60
+
+
+def test_a_user_creates_a_job_in_the_form_runs_it_and_disables_and_enables_it(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    subscription = f"sub-{uuid.uuid4().hex[:8]}"
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    sign_in(page, server, subscription)
+    expect(page.locator("h1")).to_have_text(f"Job collections of {subscription}")
+
+    page.click("summary:has-text('New job collection')")
+    page.fill("#collection-name", collection)
+    page.fill("#collection-group", "rg1")
+    page.click("#collection-create")
+    expect(page.locator("h1")).to_have_text(collection)
+
+    page.click("#new-job")
+    page.fill("#job-name", "ping")
+    page.fill("#uri", f"{target}/ok")
+    page.fill("#startTime", "2090-01-01T00:00:00Z")  # nothing runs but what we run
+    page.select_option("#frequency", "Hour")
+    hourly = wait_for_new_preview(page, [])
+    assert gap_minutes(hourly) == 60
+    page.fill("#interval", "3")
+    every_three = wait_for_new_preview(page, hourly)
+    assert gap_minutes(every_three) == 180
+    page.select_option("#frequency", "Minute")
+    page.fill("#interval", "30")
+    assert gap_minutes(wait_for_new_preview(page, every_three)) == 30
+    page.click("#job-save")
+
+    expect(page.locator("h1")).to_have_text("ping")
+    expect(page.locator(".heading .badge")).to_have_text("Enabled")
+    expect(page.locator("#job-upcoming tbody tr")).to_have_count(20)
+    expect(page.locator("#job-history")).to_contain_text("No history entries.")
+
+    page.click("#job-run")
+    expect(page.locator("#confirm")).to_be_visible()
+    page.click("#confirm-ok")
+    expect(page.locator("#job-history .history-row")).to_have_count(1)
+    expect(page.locator("#job-history .history-row .badge")).to_have_text("Completed")
+    expect(page.locator("#job-chart svg.chart")).to_have_count(2)
+
+    page.click("#job-disable")
+    page.click("#confirm-ok")
+    expect(page.locator(".heading .badge")).to_have_text("Disabled")
+    expect(page.locator("#job-enable")).to_be_enabled()
+    expect(page.locator("#job-disable")).to_be_disabled()
+    page.click("#job-enable")
+    page.click("#confirm-ok")
+    expect(page.locator(".heading .badge")).to_have_text("Enabled")
+
+    state = Api(server, subscription).get(Api(server, subscription).job(collection, "ping"))
+    assert state.json()["properties"]["state"].lower() == "enabled"
+    assert state.json()["properties"]["recurrence"]["interval"] == 30
+
+
+def test_an_invalid_field_shows_the_api_message_next_to_it(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    api.new_collection(collection)
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.goto(server.url(f"/ui/#/new/rg1/{collection}"))
+    page.fill("#uri", f"{target}/ok")
+    page.select_option("#frequency", "Hour")
+    page.fill("#minutes", "0, 61")
+    message = "properties.recurrence.schedule.minutes[1]: 61 is not in 0..59"
+    expect(page.locator("#field-minutes .field-error")).to_have_text(message)
+    expect(page.locator("#minutes")).to_have_attribute("aria-invalid", "true")
+    page.fill("#minutes", "0, 30")
+    expect(page.locator("#field-minutes .field-error")).to_have_text("")
+    page.fill("#uri", "not a uri")
+    expect(page.locator("#field-uri .field-error")).to_contain_text("properties.action.request.uri")
+    # Saving shows the same message at the same place, and stores nothing.
+    page.fill("#job-name", "broken")
+    page.click("#job-save")
+    expect(page.locator("#field-uri .field-error")).to_contain_text("properties.action.request.uri")
+    assert api.get(api.job(collection, "broken")).status_code == 404
+
+
+def test_a_wrong_token_shows_the_sign_in_error(watched: Watched, server: ServerProcess) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    sign_in(page, server, "sub-wrong", token="hrm_not-a-real-key")
+    expect(page.locator("#signin-error")).to_contain_text("Authentication failed")
+    expect(page).to_have_url(re.compile(r"#/signin$"))
+    assert page.evaluate("sessionStorage.getItem('horarium.token')") is None
+
+
+def test_a_token_the_api_refuses_later_sends_the_user_back_to_sign_in(
+    watched: Watched, server: ServerProcess
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    sign_in(page, server, f"sub-{uuid.uuid4().hex[:8]}")
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.evaluate("sessionStorage.setItem('horarium.token', 'hrm_revoked')")
+    page.click("#nav a[data-section=failures]")
+    expect(page).to_have_url(re.compile(r"#/signin$"))
+    expect(page.locator("#signin-error")).to_contain_text("Authentication failed")
+
+
+def test_the_failures_and_engine_pages_show_a_failing_job(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    api.new_collection(collection)
+    api.new_job(collection, "broken", f"{target}/fail", recurrence={"frequency": "Hour"})
+    assert api.post(api.job(collection, "broken") + "/run").status_code == 200
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+
+    page.click("#nav a[data-section=failures]")
+    expect(page.locator("h1")).to_have_text("Failures")
+    row = page.locator("#failures tbody tr").first
+    for _ in range(30):  # the run goes through the scheduler: refresh until it is recorded
+        if "Failed" in row.inner_text():
+            break
+        page.click("button:has-text('Refresh')")
+        page.wait_for_timeout(1000)
+    expect(row).to_contain_text(f"{collection} / broken")
+    expect(row.locator(".badge").first).to_have_text("Failed")
+    expect(row).to_contain_text("InternalServerError")
+
+    page.click("#nav a[data-section=engine]")
+    expect(page.locator("h1")).to_have_text("Engine")
+    expect(page.locator("#engine .tile")).to_have_count(3)
+    expect(page.locator("#engine svg.chart")).to_be_visible()
+    expect(page.locator("#engine .tiles")).to_contain_text("executions in the last hour")
+
+
+def test_the_engine_page_explains_a_key_that_does_not_reach_every_subscription(
+    watched: Watched, server: ServerProcess
+) -> None:
+    import subprocess
+    import sys
+
+    from playwright.sync_api import expect
+
+    subscription = f"sub-{uuid.uuid4().hex[:8]}"
+    made = subprocess.run(
+        [sys.executable, "-m", "horarium.cli", "keys", "create", "--subscription", subscription,
+         "--role", "reader", "--data-dir", str(server.data_dir)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    page = watched.page
+    sign_in(page, server, subscription, token=made.stdout.strip())
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.click("#nav a[data-section=engine]")
+    expect(page.locator("#engine .error-box")).to_contain_text("AuthorizationFailed")
+    expect(page.locator("#engine")).to_contain_text("needs a key for all of them")
+
+
+def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from playwright.sync_api import expect
+    from sqlalchemy import select
+    from ui_support import in_database, job_id
+
+    from horarium.store.schema import jobs
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    api.new_collection(collection)
+    secret = {"type": "Basic", "username": "robot", "password": "s3cret-pw"}
+    body = {
+        "properties": {
+            "startTime": "2090-01-01T00:00:00Z",
+            "action": {
+                "type": "Http",
+                "request": {"uri": f"{target}/ok", "method": "POST", "authentication": secret},
+            },
+            "recurrence": {"frequency": "Hour", "interval": 1},
+        }
+    }
+    assert api.put(api.job(collection, "guarded"), body).status_code == 201
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.goto(server.url(f"/ui/#/job/rg1/{collection}/guarded"))
+    expect(page.locator("#job-definition")).to_contain_text('"username": "robot"')
+    expect(page.locator("#job-definition")).not_to_contain_text("s3cret-pw")
+    page.click("#job-edit")
+    expect(page.locator("#preview-list .utc")).to_have_count(10)  # the masked secret is no error
+    page.fill("#interval", "2")
+    page.click("#tab-json")
+    expect(page.locator("#raw-json")).to_have_value(re.compile(r'"interval": 2'))
+    page.click("#tab-form")
+    page.click("#job-save")
+    expect(page.locator("h1")).to_have_text("guarded")
+
+    properties = api.get(api.job(collection, "guarded")).json()["properties"]
+    assert properties["recurrence"]["interval"] == 2
+    assert properties["action"]["request"]["method"] == "POST"
+
+    row = job_id(server, collection, "guarded")
+
+    async def stored(conn: Any) -> Any:
+        return (await conn.execute(select(jobs.c.definition).where(jobs.c.id == row))).scalar_one()
+
+    definition = in_database(server, stored)
+    assert definition["action"]["request"]["authentication"]["password"] == "s3cret-pw"

@@ -1,0 +1,246 @@
+"""Helpers of the dashboard tests: a local HTTP target for jobs, a small API client, history
+and lease rows written the way the engine writes them, and the system's Chromium driven by
+Playwright (never a browser Playwright downloads)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import http.server
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+from server_process import ServerProcess
+
+from support import IN_CI, free_port
+
+API_VERSION = {"api-version": "2016-03-01"}
+
+# Chromium talks to nothing but loopback: every other address goes to a dead proxy on
+# 127.0.0.1:9 (loopback bypasses proxies), host names do not resolve, background services off.
+CHROMIUM_ARGS = [
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--proxy-server=http://127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+]
+
+
+def unavailable(reason: str) -> None:
+    """Skip (locally) or fail (CI=true) a test that cannot get its browser."""
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
+    pytest.skip(reason)
+
+
+def chromium_args() -> list[str]:
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    return (["--no-sandbox"] if as_root else []) + CHROMIUM_ARGS
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """A headless Chromium (Debian's `chromium` on PATH) under Playwright's sync API."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("the playwright package is not installed (pip install -e '.[test]')")
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        unavailable("Chromium is not installed (scripts/services.sh installs Debian's chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, args=chromium_args())
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Target(http.server.BaseHTTPRequestHandler):
+    """What jobs call: /ok answers 200, /fail 500, /slow 200 after `slow_seconds`."""
+
+    slow_seconds = 30.0
+
+    def _answer(self) -> None:
+        if self.path.startswith("/slow"):
+            time.sleep(self.slow_seconds)
+        status = 500 if self.path.startswith("/fail") else 200
+        self.send_response(status)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    do_GET = do_POST = do_PUT = _answer
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@contextmanager
+def http_target() -> Iterator[str]:
+    """A local HTTP server on 127.0.0.1; yields its base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Target)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class Api:
+    """Paths of one subscription on a running server, with a token (the admin's by default)."""
+
+    def __init__(
+        self, server: ServerProcess, subscription: str | None = None, token: str | None = None
+    ) -> None:
+        self.server = server
+        self.subscription = subscription or f"sub-{uuid.uuid4().hex[:8]}"
+        auth = {"Authorization": f"Bearer {token}"} if token else server.auth_headers()
+        self.http = httpx.Client(base_url=server.base_url, headers=auth, timeout=30)
+
+    def collection(self, name: str, group: str = "rg1") -> str:
+        return (
+            f"/subscriptions/{self.subscription}/resourceGroups/{group}"
+            f"/providers/Microsoft.Scheduler/jobCollections/{name}"
+        )
+
+    def job(self, collection: str, name: str, group: str = "rg1") -> str:
+        return f"{self.collection(collection, group)}/jobs/{name}"
+
+    def failures(self) -> str:
+        return f"/subscriptions/{self.subscription}/providers/Microsoft.Scheduler/failures"
+
+    def get(self, path: str, **params: Any) -> httpx.Response:
+        return self.http.get(path, params={**API_VERSION, **params})
+
+    def put(self, path: str, body: Any) -> httpx.Response:
+        return self.http.put(path, params=API_VERSION, json=body)
+
+    def post(self, path: str) -> httpx.Response:
+        return self.http.post(path, params=API_VERSION)
+
+    def new_collection(self, name: str, sku: str = "Standard", group: str = "rg1") -> None:
+        body = {"location": "West US", "properties": {"sku": {"name": sku}}}
+        response = self.put(self.collection(name, group), body)
+        assert response.status_code in (200, 201), response.text
+
+    def new_job(self, collection: str, name: str, uri: str, **properties: Any) -> None:
+        body = {
+            "properties": {
+                "action": {
+                    "type": "Http",
+                    "request": {"uri": uri, "method": "GET"},
+                    "retryPolicy": {"retryType": "None"},
+                },
+                **properties,
+            }
+        }
+        response = self.put(self.job(collection, name), body)
+        assert response.status_code in (200, 201), response.text
+
+
+def database_url(server: ServerProcess) -> str:
+    return server.database or f"sqlite:///{(server.data_dir / 'horarium.sqlite3').resolve()}"
+
+
+def in_database(server: ServerProcess, work: Callable[[Any], Any]) -> Any:
+    """`await work(conn)` in a transaction on the server's database (on a thread of its own:
+    Playwright's sync API keeps an event loop running on the test's thread)."""
+    from horarium.store.db import create_engine
+
+    async def run() -> Any:
+        engine = create_engine(database_url(server))
+        try:
+            async with engine.begin() as conn:
+                return await work(conn)
+        finally:
+            await engine.dispose()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, run()).result()
+
+
+def job_id(server: ServerProcess, collection: str, job: str) -> int:
+    """The row id of a job (collection names are unique in the tests)."""
+    from sqlalchemy import select
+
+    from horarium.store.schema import job_collections, jobs
+
+    async def read(conn: Any) -> int:
+        query = (
+            select(jobs.c.id)
+            .join(job_collections, job_collections.c.id == jobs.c.collection_id)
+            .where(job_collections.c.name == collection, jobs.c.key == job.lower())
+        )
+        return int((await conn.execute(query)).scalar_one())
+
+    return int(in_database(server, read))
+
+
+def add_history(server: ServerProcess, job: int, entries: list[dict[str, Any]]) -> None:
+    """History rows of a job, as the engine writes them (the API only reads them)."""
+    from sqlalchemy import insert
+
+    from horarium.store.schema import job_history
+
+    async def write(conn: Any) -> None:
+        for entry in entries:
+            await conn.execute(insert(job_history).values(job_id=job, **entry))
+
+    in_database(server, write)
+
+
+def update_job(server: ServerProcess, job: int, **values: Any) -> None:
+    """Set scheduling columns of a job row (leases, next execution) as the engine would."""
+    from sqlalchemy import update
+
+    from horarium.store.schema import jobs
+
+    async def write(conn: Any) -> None:
+        await conn.execute(update(jobs).where(jobs.c.id == job).values(**values))
+
+    in_database(server, write)
+
+
+def add_execution(server: ServerProcess, job: int, **values: Any) -> None:
+    """A job_executions row (a retry or run-now request), as the engine writes it."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert
+
+    from horarium.store.schema import job_executions
+
+    now = datetime.now(UTC)
+    row = {
+        "job_id": job,
+        "execution_tag": uuid.uuid4().hex,
+        "kind": "run_now",
+        "repeat_count": 0,
+        "expected_at": now,
+        "job_version": 1,
+        "phase": "main",
+        "attempt": 0,
+        "due_at": now,
+        "lease_owner": None,
+        "created_at": now,
+        **values,
+    }
+
+    async def write(conn: Any) -> None:
+        await conn.execute(insert(job_executions).values(**row))
+
+    in_database(server, write)
