@@ -14,6 +14,9 @@ import pytest
 from server_process import ServerProcess, running_server
 from ui_support import Api, http_target, launched_chromium
 
+from horarium.store.sealing import unseal_definition
+from horarium.store.secret_keys import read_key_file
+
 WAIT_MS = 60_000  # the longest a step may take (a run goes through the scheduler)
 
 
@@ -319,5 +322,7 @@ def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
     async def stored(conn: Any) -> Any:
         return (await conn.execute(select(jobs.c.definition).where(jobs.c.id == row))).scalar_one()
 
-    definition = in_database(server, stored)
+    # The stored password (sealed at rest) is still the one given: the edit did not touch it.
+    keyring = read_key_file(server.data_dir / "secret.key")
+    definition = unseal_definition(in_database(server, stored), keyring)
     assert definition["action"]["request"]["authentication"]["password"] == "s3cret-pw"
