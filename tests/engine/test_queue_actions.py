@@ -330,8 +330,10 @@ async def test_storage_queue_error_action_runs_after_the_http_action_fails(
     assert fields["ExpectedExecutionTime"] == "2030-01-07T09:00:00"
     assert_no_secret([failed.message, error.message], sas, "sig=")
     row = await store.job(job)
-    assert row.state == "Completed"  # the error action succeeded: the execution did not fault
-    assert (row.execution_count, row.failure_count, row.faulted_count) == (2, 1, 0)
+    # The main action failed its only attempt: the execution faulted, the error action's
+    # success notwithstanding (the spec's faultedCount).
+    assert row.state == "Faulted"
+    assert (row.execution_count, row.failure_count, row.faulted_count) == (2, 1, 1)
 
 
 # ---- ServiceBusQueue / ServiceBusTopic (RabbitMQ, AMQP 1.0) ----
@@ -581,9 +583,9 @@ async def test_realtime_serve_sends_the_error_action_to_azurite_and_hides_the_sa
     queue_message = job["action"]["errorAction"]["queueMessage"]
     assert queue_message["queueName"] == queue
     assert "sastoken" not in job_text.lower()
-    assert job["state"].lower() == "completed"
+    assert job["state"].lower() == "faulted"  # its main action faulted the execution
     status = job["status"]
-    assert (status["executionCount"], status["failureCount"], status["faultedCount"]) == (2, 1, 0)
+    assert (status["executionCount"], status["failureCount"], status["faultedCount"]) == (2, 1, 1)
     assert_no_secret([job_text, history_text], sas, signature, "sig=")
 
 

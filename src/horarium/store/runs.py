@@ -250,7 +250,8 @@ class Attempt:
     follow: str  # "retry" / "error" / "finish"
     retry_at: datetime | None = None
     next_attempt: int = 0
-    faulted: bool = False  # with "finish": no attempt of the main or error action succeeded
+    faulted: bool = False  # with "finish": the execution faulted (its main action did)
+    faults: bool = False  # this attempt faulted the execution (its main action's last one)
 
 
 def _chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
@@ -812,8 +813,9 @@ def _by_job(attempts: list[Attempt]) -> list[tuple[int, list[Attempt]]]:
 def _status_params(
     job_id: int, group: list[Attempt], bound_now: Any, stamp: Callable[[datetime | None], Any]
 ) -> dict[str, Any]:
-    """Status counters: every attempt is an execution, every failed one a failure; an
-    execution that ends faulted adds one to faultedCount. Instants go through `stamp`."""
+    """Status counters: every attempt is an execution, every failed one a failure; the attempt
+    that faults its execution (the main action's last allowed one failed) adds one to
+    faultedCount. Instants go through `stamp`."""
     if len(group) == 1:  # the common case (a first attempt), without the generic folds
         [attempt] = group
         execution = attempt.execution
@@ -822,7 +824,7 @@ def _status_params(
             "b_id": job_id,
             "b_n": 1,
             "b_f": 0 if attempt.succeeded else 1,
-            "b_ft": 1 if attempt.follow == "finish" and attempt.faulted else 0,
+            "b_ft": 1 if attempt.faults else 0,
             "b_t": stamp(attempt.started),
             "b_end": state,
             "b_v": execution.job_version,
@@ -836,7 +838,7 @@ def _status_params(
         "b_id": job_id,
         "b_n": len(group),
         "b_f": sum(0 if a.succeeded else 1 for a in group),
-        "b_ft": sum(1 for a in group if a.follow == "finish" and a.faulted),
+        "b_ft": sum(1 for a in group if a.faults),
         "b_t": stamp(max(a.started for a in group)),
         "b_end": final[-1][0] if final else None,
         "b_v": final[-1][1] if final else head.job_version,
