@@ -854,8 +854,10 @@ def _status_statements(stamp: TypeEngine[Any]) -> tuple[Any, Any]:
     After a first attempt (the job row held the lease): the series advances — unless the API
     redefined the job's timing meanwhile (its version moved on and the row no longer points at
     this execution of the same series; a PATCH of the action alone keeps both) — and the lease
-    is cleared. After a later attempt: only counters, and the final state when the series has
-    nothing more to run."""
+    is cleared. A write that kept the series but took its next execution away (the job
+    disabled, its collection suspended) still counts the execution in `next_repeat`, so that
+    enabling the job again does not run it a second time. After a later attempt: only
+    counters, and the final state when the series has nothing more to run."""
     last = jobs.c.last_execution_at
     started = bindparam("b_t", type_=stamp)
     ending = bindparam("b_end", type_=jobs.c.state.type)
@@ -868,12 +870,10 @@ def _status_statements(stamp: TypeEngine[Any]) -> tuple[Any, Any]:
     }
     now = bindparam("b_now", type_=stamp)
 
+    same_series = jobs.c.schedule_set_at == bindparam("b_set", type_=stamp)
     kept = or_(
         same_version,
-        and_(
-            jobs.c.next_execution_at == bindparam("b_at", type_=stamp),
-            jobs.c.schedule_set_at == bindparam("b_set", type_=stamp),
-        ),
+        and_(jobs.c.next_execution_at == bindparam("b_at", type_=stamp), same_series),
     )
     enabled_ending = and_(ending.is_not(None), jobs.c.state == "Enabled")
     ends_first = and_(enabled_ending, kept)
@@ -886,7 +886,7 @@ def _status_statements(stamp: TypeEngine[Any]) -> tuple[Any, Any]:
                 (kept, bindparam("b_next", type_=stamp)),
                 else_=jobs.c.next_execution_at,
             ),
-            next_repeat=case((kept, bindparam("b_rep")), else_=jobs.c.next_repeat),
+            next_repeat=case((same_series, bindparam("b_rep")), else_=jobs.c.next_repeat),
             lease_owner=None,
             lease_expires_at=None,
             state=case((ends_first, ending), else_=jobs.c.state),
