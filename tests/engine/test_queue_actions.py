@@ -269,7 +269,8 @@ async def test_a_new_schedule_set_between_retries_is_not_ended_by_the_old_execut
     store: Store, azurite: str, queue: str, clock: FakeClock, make_scheduler: Any
 ) -> None:
     """A write that restarts the series (new startTime) while a retry is pending, in a disabled
-    collection (so nothing is scheduled yet): the old execution's retry must not end the job."""
+    collection (so nothing is scheduled yet): the retry waits for the collection, and then the
+    old execution's retry must not end the job."""
     good = sas_for(queue)
     policy = {"retryType": "Fixed", "retryInterval": "00:00:30", "retryCount": 3}
     properties = {"action": {**storage_queue_action(queue, forged(good)), "retryPolicy": policy}}
@@ -286,6 +287,9 @@ async def test_a_new_schedule_set_between_retries_is_not_ended_by_the_old_execut
             conn, job, clock.now(), definition=later, schedule_set_at=clock.now()
         )
     clock.advance(seconds=20)
+    assert await scheduler.drain() == 0  # a Disabled collection runs nothing of its jobs
+    async with store.db.begin() as conn:  # enabled again, its jobs' schedules left as they are
+        await conn.execute(update(job_collections).values(state="Enabled"))
     assert await scheduler.drain() == 1
 
     assert len(await received(azurite, queue)) == 1  # the pending retry ran, corrected

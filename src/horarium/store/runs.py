@@ -632,7 +632,7 @@ class Runs:
                     )
                 )
             ).scalar()
-            run_at = (conn.execute(select(func.min(job_executions.c.due_at)))).scalar()
+            run_at = conn.execute(_NEXT_RUN).scalar()
             return job_at, run_at
 
         times = [t for t in await self.transactor.read(work) if t is not None]
@@ -1004,6 +1004,7 @@ def _due_jobs_query(lock: bool) -> Any:
         .where(
             jobs.c.next_execution_at <= bindparam("horizon", type_=jobs.c.next_execution_at.type),
             jobs.c.state == "Enabled",
+            job_collections.c.state == "Enabled",
             or_(
                 jobs.c.lease_owner.is_(None),
                 jobs.c.lease_expires_at <= bindparam("now", type_=jobs.c.lease_expires_at.type),
@@ -1022,7 +1023,10 @@ def _due_runs_statement(lock: bool) -> Any:
     claim round runs it). `lock`: PostgreSQL's `FOR UPDATE SKIP LOCKED` on the candidates."""
     candidates = (
         select(job_executions.c.id)
-        .where(job_executions.c.due_at <= bindparam("now", type_=job_executions.c.due_at.type))
+        .where(
+            job_executions.c.due_at <= bindparam("now", type_=job_executions.c.due_at.type),
+            _collection_enabled(job_executions.c.job_id),
+        )
         .order_by(job_executions.c.due_at)
         .limit(bindparam("limit", type_=Integer()))
     )
@@ -1049,6 +1053,19 @@ def _due_runs_statement(lock: bool) -> Any:
     )
 
 
+def _collection_enabled(job_id: Any) -> Any:
+    """Whether the collection of job `job_id` (a column) is Enabled: a Suspended or Disabled
+    collection runs nothing of its jobs, pending retries, error actions and run-now requests
+    included; they wait, still due, until it is enabled again (one primary-key lookup in
+    `jobs` and one in `job_collections` per row)."""
+    return (
+        select(job_collections.c.id)
+        .join(jobs, jobs.c.collection_id == job_collections.c.id)
+        .where(jobs.c.id == job_id, job_collections.c.state == "Enabled")
+        .exists()
+    )
+
+
 def _held_jobs_query(lock: bool) -> Any:
     """Which of the jobs `ids` this process still holds (built once: every record runs it)."""
     query = select(jobs.c.id).where(
@@ -1066,4 +1083,13 @@ _LEASE_JOBS = (
         lease_owner=bindparam("owner", type_=jobs.c.lease_owner.type),
         lease_expires_at=bindparam("until", type_=jobs.c.lease_expires_at.type),
     )
+)
+
+
+# The earliest job_executions row that can be claimed (its collection Enabled), by due_at.
+_NEXT_RUN = (
+    select(job_executions.c.due_at)
+    .where(_collection_enabled(job_executions.c.job_id))
+    .order_by(job_executions.c.due_at)
+    .limit(1)
 )
