@@ -507,6 +507,21 @@ def test_run_and_delete(api: Api) -> None:
     assert api.get(path).status_code == 404
 
 
+def test_a_job_of_a_suspended_or_disabled_collection_cannot_be_run_now(api: Api) -> None:
+    name = api.new_collection()
+    path = api.job(name, "held")
+    api.put(path, http_job(startTime="2099-01-01T00:00:00Z"))
+    for state in ("Suspended", "Disabled"):
+        api.patch(api.collection(name), {"properties": {"state": state}})
+        refused = api.post(path + "/run")
+        assert refused.status_code == 409, refused.text
+        error = error_of(refused)
+        assert error["code"] == "JobCollectionStateConflict"
+        assert state in error["message"] and "enable" in error["message"]
+    assert api.post(api.collection(name) + "/enable").status_code == 200
+    assert api.post(path + "/run").status_code == 200
+
+
 def test_the_2016_01_01_api_version_is_accepted_too(api: Api) -> None:
     name = api.new_collection()
     body = http_job()

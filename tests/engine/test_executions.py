@@ -121,8 +121,42 @@ async def test_error_action_runs_when_every_attempt_failed(
     ]
     assert hit.headers["x-ms-execution-tag"] == entries[-1].execution_tag
     row = await store.job(job)
-    # The error action succeeded: the execution did not fault.
-    assert (row.state, row.faulted_count) == ("Completed", 0)
+    # The main action failed its last allowed attempt: the execution faulted, whatever the
+    # error action then did (the spec's faultedCount), so the one-time job is Faulted.
+    assert (row.state, row.faulted_count) == ("Faulted", 1)
+    assert row.ended_at == T0 + 15 * S
+    await assert_counters_match_history(store, job)
+
+
+async def test_an_execution_whose_error_action_succeeds_still_counts_as_faulted(
+    store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any
+) -> None:
+    # A recurring job whose main action always fails (no retries) and whose error action
+    # delivers: each execution is faulted once, the job carries on.
+    job = await store.add(
+        "rescued",
+        {
+            "action": http(
+                sink.plan("/broken", 500),
+                retryPolicy={"retryType": "None"},
+                errorAction=http(sink.to("/rescue")),
+            ),
+            "recurrence": {"frequency": "Minute", "interval": 1},
+        },
+    )
+    scheduler: Scheduler = make_scheduler()
+    for _ in range(3):
+        await scheduler.drain()
+        clock.advance(minutes=1)
+
+    assert len(sink.on("/rescue")) == 3
+    row = await store.job(job)
+    assert (row.state, row.execution_count, row.failure_count, row.faulted_count) == (
+        "Enabled",
+        6,
+        3,
+        3,
+    )
     await assert_counters_match_history(store, job)
 
 

@@ -13,6 +13,7 @@ from horarium.engine.policy import (
     RetryPolicy,
     StartErrorAction,
     after_attempt,
+    faults_execution,
     parse_interval,
     policy_for,
     retry_policy,
@@ -76,4 +77,19 @@ def test_state_machine() -> None:
     assert after_attempt(POLICY, Phase.MAIN, 2, False, False) == Finish(faulted=True)
     assert after_attempt(POLICY, Phase.ERROR, 1, False, True) == Retry(2, timedelta(seconds=15))
     assert after_attempt(POLICY, Phase.ERROR, 2, False, True) == Finish(faulted=True)
-    assert after_attempt(POLICY, Phase.ERROR, 2, True, True) == Finish(faulted=False)
+    # The error action runs once the main action has faulted the execution: it stays faulted.
+    assert after_attempt(POLICY, Phase.ERROR, 2, True, True) == Finish(faulted=True)
+    assert after_attempt(POLICY, Phase.ERROR, 0, True, True) == Finish(faulted=True)
+
+
+def test_the_main_actions_last_failed_attempt_is_the_one_that_faults_the_execution() -> None:
+    def faults(phase: Phase, attempt: int, succeeded: bool, has_error_action: bool) -> bool:
+        step = after_attempt(POLICY, phase, attempt, succeeded, has_error_action)
+        return faults_execution(phase, step)
+
+    assert faults(Phase.MAIN, 2, False, True)  # the error action follows
+    assert faults(Phase.MAIN, 2, False, False)
+    assert not faults(Phase.MAIN, 1, False, True)  # a retry follows
+    assert not faults(Phase.MAIN, 2, True, True)
+    assert not faults(Phase.ERROR, 2, False, True)  # counted once, by the main action
+    assert not faults(Phase.ERROR, 0, True, True)

@@ -269,7 +269,8 @@ async def test_a_new_schedule_set_between_retries_is_not_ended_by_the_old_execut
     store: Store, azurite: str, queue: str, clock: FakeClock, make_scheduler: Any
 ) -> None:
     """A write that restarts the series (new startTime) while a retry is pending, in a disabled
-    collection (so nothing is scheduled yet): the old execution's retry must not end the job."""
+    collection (so nothing is scheduled yet): the retry waits for the collection, and then the
+    old execution's retry must not end the job."""
     good = sas_for(queue)
     policy = {"retryType": "Fixed", "retryInterval": "00:00:30", "retryCount": 3}
     properties = {"action": {**storage_queue_action(queue, forged(good)), "retryPolicy": policy}}
@@ -286,6 +287,9 @@ async def test_a_new_schedule_set_between_retries_is_not_ended_by_the_old_execut
             conn, job, clock.now(), definition=later, schedule_set_at=clock.now()
         )
     clock.advance(seconds=20)
+    assert await scheduler.drain() == 0  # a Disabled collection runs nothing of its jobs
+    async with store.db.begin() as conn:  # enabled again, its jobs' schedules left as they are
+        await conn.execute(update(job_collections).values(state="Enabled"))
     assert await scheduler.drain() == 1
 
     assert len(await received(azurite, queue)) == 1  # the pending retry ran, corrected
@@ -330,8 +334,10 @@ async def test_storage_queue_error_action_runs_after_the_http_action_fails(
     assert fields["ExpectedExecutionTime"] == "2030-01-07T09:00:00"
     assert_no_secret([failed.message, error.message], sas, "sig=")
     row = await store.job(job)
-    assert row.state == "Completed"  # the error action succeeded: the execution did not fault
-    assert (row.execution_count, row.failure_count, row.faulted_count) == (2, 1, 0)
+    # The main action failed its only attempt: the execution faulted, the error action's
+    # success notwithstanding (the spec's faultedCount).
+    assert row.state == "Faulted"
+    assert (row.execution_count, row.failure_count, row.faulted_count) == (2, 1, 1)
 
 
 # ---- ServiceBusQueue / ServiceBusTopic (RabbitMQ, AMQP 1.0) ----
@@ -581,9 +587,9 @@ async def test_realtime_serve_sends_the_error_action_to_azurite_and_hides_the_sa
     queue_message = job["action"]["errorAction"]["queueMessage"]
     assert queue_message["queueName"] == queue
     assert "sastoken" not in job_text.lower()
-    assert job["state"].lower() == "completed"
+    assert job["state"].lower() == "faulted"  # its main action faulted the execution
     status = job["status"]
-    assert (status["executionCount"], status["failureCount"], status["faultedCount"]) == (2, 1, 0)
+    assert (status["executionCount"], status["failureCount"], status["faultedCount"]) == (2, 1, 1)
     assert_no_secret([job_text, history_text], sas, signature, "sig=")
 
 

@@ -12,7 +12,10 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.actions.runner import Actions
+from horarium.api import job_ops
 from horarium.engine.scheduler import Scheduler
+from horarium.model.actions import WireStyle
+from horarium.model.names import CollectionName
 from horarium.store.runs import request_run
 from horarium.store.schema import job_history, jobs
 
@@ -225,6 +228,31 @@ async def test_redefining_a_job_while_it_runs_keeps_the_new_schedule(
     row = await store.job(job)
     assert (row.state, row.next_execution_at) == ("Enabled", T0 + 60 * M)
     assert row.execution_count == 1  # the execution that ran is still counted
+
+
+async def test_a_one_time_job_disabled_while_it_runs_is_not_run_again_when_enabled(
+    store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any, db: AsyncEngine
+) -> None:
+    sink.delay = 0.3
+    job = await store.add("paused", {"action": http(sink.to("/p"))})
+    scheduler: Scheduler = make_scheduler()
+    running = asyncio.create_task(scheduler.drain())
+    await sink.wait_hits(1)
+    await store.set_state(job, "Disabled", clock.now())  # while its one execution runs
+    await running
+    async with db.begin() as conn:  # PATCH state Enabled, through the API's own operation
+        await job_ops.patch(
+            conn,
+            CollectionName("sub", "rg", "coll"),
+            "paused",
+            {"properties": {"state": "Enabled"}},
+            WireStyle(),
+            clock.advance(minutes=1),
+        )
+    assert await scheduler.drain() == 0
+    assert len(sink.on("/p")) == 1
+    row = await store.job(job)
+    assert (row.state, row.execution_count, row.next_execution_at) == ("Completed", 1, None)
 
 
 async def test_deleting_a_job_while_it_runs_is_harmless(

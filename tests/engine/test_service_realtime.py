@@ -371,7 +371,9 @@ def test_failed_attempt_is_retried_fifteen_seconds_later_and_succeeds(world: Wor
 
 def test_error_action_runs_after_the_retries_are_exhausted(world: World) -> None:
     api = world.api
-    wait_until(lambda: api.state("fallback") == "completed", 60, "Completed")
+    # The main action failed its last attempt: the execution faulted, the error action's
+    # success notwithstanding, so the one-time job ends Faulted.
+    wait_until(lambda: api.state("fallback") == "faulted", 60, "Faulted")
     entries = api.history("fallback")
     assert [(e["actionName"], e.get("status"), e["retryCount"]) for e in entries] == [
         ("ErrorAction", None, 0),
@@ -379,7 +381,7 @@ def test_error_action_runs_after_the_retries_are_exhausted(world: World) -> None
         ("MainAction", "Failed", 0),
     ]
     assert len(world.hits("/fallback")) == 1
-    assert_status_matches_history(api, "fallback")
+    assert assert_status_matches_history(api, "fallback")["status"]["faultedCount"] == 1
 
 
 def test_disabled_job_does_not_run_until_enabled(world: World) -> None:

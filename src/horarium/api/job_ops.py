@@ -238,10 +238,17 @@ async def delete(conn: AsyncConnection, name: CollectionName, job_name: str) -> 
 
 async def run(conn: AsyncConnection, name: CollectionName, job_name: str, now: datetime) -> None:
     """POST …/run: one execution now, outside the job's series. Not for a Disabled job (its
-    owner stopped it), and at most one request per job waiting to start (409 otherwise);
-    Completed and Faulted jobs may be run (the run does not change their state)."""
+    owner stopped it) nor a job of a collection that is not Enabled (it runs nothing), and at
+    most one request per job waiting to start (409 otherwise); Completed and Faulted jobs may
+    be run (the run does not change their state)."""
     collection = await require_collection(conn, name, lock=True)
     job = await require(conn, collection, job_name)
+    if collection.state != "Enabled":
+        raise Conflict(
+            f"Job collection '{collection.name}' is {collection.state}, so none of its jobs"
+            " runs, nor can be run now; enable the collection first (POST …/enable).",
+            code="JobCollectionStateConflict",
+        )
     if job.state == "Disabled":
         raise Conflict(
             f"Job '{job.name}' is Disabled, so it cannot be run now; enable it first"

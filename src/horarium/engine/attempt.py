@@ -11,7 +11,15 @@ from typing import Any
 from horarium.actions.base import ActionResult, ActionRunner, ExecutionContext
 from horarium.engine.clock import Clock
 from horarium.engine.ids import request_id
-from horarium.engine.policy import Finish, Phase, Retry, StartErrorAction, after_attempt, policy_for
+from horarium.engine.policy import (
+    Finish,
+    Phase,
+    Retry,
+    StartErrorAction,
+    after_attempt,
+    faults_execution,
+    policy_for,
+)
 from horarium.engine.watchdog import Watchdog
 from horarium.store.runs import Attempt, Claimed, JobInfo
 
@@ -75,9 +83,17 @@ async def run_attempt(
         policy_for(action, phase), phase, execution.attempt, result.succeeded, bool(error_action)
     )
     succeeded, message = result.succeeded, result.message
+    faults = faults_execution(phase, step)
     if isinstance(step, Finish):
         return Attempt(
-            execution, started, ended, succeeded, message, "finish", faulted=step.faulted
+            execution,
+            started,
+            ended,
+            succeeded,
+            message,
+            "finish",
+            faulted=step.faulted,
+            faults=faults,
         )
     if isinstance(step, Retry):
         return Attempt(
@@ -91,7 +107,7 @@ async def run_attempt(
             next_attempt=step.attempt,
         )
     assert isinstance(step, StartErrorAction)
-    return Attempt(execution, started, ended, succeeded, message, "error")
+    return Attempt(execution, started, ended, succeeded, message, "error", faults=faults)
 
 
 def hard_time_limit(http_timeout: float) -> float:

@@ -1,8 +1,10 @@
 """Retry policy and the attempt state machine: given what just happened, what comes next.
 
 Pure logic, no I/O. An execution runs its main action; a failed attempt is retried under the
-action's retry policy; when every attempt failed, the error action (if any) runs under the same
-kind of policy; the execution is *faulted* when no attempt of either succeeded.
+action's retry policy; when the main action has failed its last allowed attempt the execution is
+*faulted* (the spec's faultedCount: "retried and failed as many times as the retry policy
+states"), and its error action (if any) runs, under the same kind of policy, whatever it does
+not changing that.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ class StartErrorAction:
 
 @dataclass(frozen=True)
 class Finish:
-    """The execution is over. Faulted: no attempt of the main or error action succeeded."""
+    """The execution is over. Faulted: its main action failed its last allowed attempt (the
+    error action, if it ran, does not change that)."""
 
     faulted: bool
 
@@ -106,9 +109,18 @@ def after_attempt(
 ) -> Step:
     """What follows attempt number `attempt` (0 = first try) of `phase`."""
     if succeeded:
-        return Finish(faulted=False)
+        # The error action runs only once the main action has faulted the execution.
+        return Finish(faulted=phase is Phase.ERROR)
     if attempt < policy.retries:
         return Retry(attempt + 1, policy.interval)
     if phase is Phase.MAIN and has_error_action:
         return StartErrorAction()
     return Finish(faulted=True)
+
+
+def faults_execution(phase: Phase, step: Step) -> bool:
+    """Whether the attempt that led to `step` faulted its execution: the main action's last
+    allowed attempt failed (faultedCount counts the execution then, once)."""
+    if phase is not Phase.MAIN:
+        return False
+    return isinstance(step, StartErrorAction) or (isinstance(step, Finish) and step.faulted)

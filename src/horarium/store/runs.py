@@ -250,7 +250,8 @@ class Attempt:
     follow: str  # "retry" / "error" / "finish"
     retry_at: datetime | None = None
     next_attempt: int = 0
-    faulted: bool = False  # with "finish": no attempt of the main or error action succeeded
+    faulted: bool = False  # with "finish": the execution faulted (its main action did)
+    faults: bool = False  # this attempt faulted the execution (its main action's last one)
 
 
 def _chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
@@ -631,7 +632,7 @@ class Runs:
                     )
                 )
             ).scalar()
-            run_at = (conn.execute(select(func.min(job_executions.c.due_at)))).scalar()
+            run_at = conn.execute(_NEXT_RUN).scalar()
             return job_at, run_at
 
         times = [t for t in await self.transactor.read(work) if t is not None]
@@ -812,8 +813,9 @@ def _by_job(attempts: list[Attempt]) -> list[tuple[int, list[Attempt]]]:
 def _status_params(
     job_id: int, group: list[Attempt], bound_now: Any, stamp: Callable[[datetime | None], Any]
 ) -> dict[str, Any]:
-    """Status counters: every attempt is an execution, every failed one a failure; an
-    execution that ends faulted adds one to faultedCount. Instants go through `stamp`."""
+    """Status counters: every attempt is an execution, every failed one a failure; the attempt
+    that faults its execution (the main action's last allowed one failed) adds one to
+    faultedCount. Instants go through `stamp`."""
     if len(group) == 1:  # the common case (a first attempt), without the generic folds
         [attempt] = group
         execution = attempt.execution
@@ -822,7 +824,7 @@ def _status_params(
             "b_id": job_id,
             "b_n": 1,
             "b_f": 0 if attempt.succeeded else 1,
-            "b_ft": 1 if attempt.follow == "finish" and attempt.faulted else 0,
+            "b_ft": 1 if attempt.faults else 0,
             "b_t": stamp(attempt.started),
             "b_end": state,
             "b_v": execution.job_version,
@@ -836,7 +838,7 @@ def _status_params(
         "b_id": job_id,
         "b_n": len(group),
         "b_f": sum(0 if a.succeeded else 1 for a in group),
-        "b_ft": sum(1 for a in group if a.follow == "finish" and a.faulted),
+        "b_ft": sum(1 for a in group if a.faults),
         "b_t": stamp(max(a.started for a in group)),
         "b_end": final[-1][0] if final else None,
         "b_v": final[-1][1] if final else head.job_version,
@@ -852,8 +854,10 @@ def _status_statements(stamp: TypeEngine[Any]) -> tuple[Any, Any]:
     After a first attempt (the job row held the lease): the series advances — unless the API
     redefined the job's timing meanwhile (its version moved on and the row no longer points at
     this execution of the same series; a PATCH of the action alone keeps both) — and the lease
-    is cleared. After a later attempt: only counters, and the final state when the series has
-    nothing more to run."""
+    is cleared. A write that kept the series but took its next execution away (the job
+    disabled, its collection suspended) still counts the execution in `next_repeat`, so that
+    enabling the job again does not run it a second time. After a later attempt: only
+    counters, and the final state when the series has nothing more to run."""
     last = jobs.c.last_execution_at
     started = bindparam("b_t", type_=stamp)
     ending = bindparam("b_end", type_=jobs.c.state.type)
@@ -866,12 +870,10 @@ def _status_statements(stamp: TypeEngine[Any]) -> tuple[Any, Any]:
     }
     now = bindparam("b_now", type_=stamp)
 
+    same_series = jobs.c.schedule_set_at == bindparam("b_set", type_=stamp)
     kept = or_(
         same_version,
-        and_(
-            jobs.c.next_execution_at == bindparam("b_at", type_=stamp),
-            jobs.c.schedule_set_at == bindparam("b_set", type_=stamp),
-        ),
+        and_(jobs.c.next_execution_at == bindparam("b_at", type_=stamp), same_series),
     )
     enabled_ending = and_(ending.is_not(None), jobs.c.state == "Enabled")
     ends_first = and_(enabled_ending, kept)
@@ -884,7 +886,7 @@ def _status_statements(stamp: TypeEngine[Any]) -> tuple[Any, Any]:
                 (kept, bindparam("b_next", type_=stamp)),
                 else_=jobs.c.next_execution_at,
             ),
-            next_repeat=case((kept, bindparam("b_rep")), else_=jobs.c.next_repeat),
+            next_repeat=case((same_series, bindparam("b_rep")), else_=jobs.c.next_repeat),
             lease_owner=None,
             lease_expires_at=None,
             state=case((ends_first, ending), else_=jobs.c.state),
@@ -1002,6 +1004,7 @@ def _due_jobs_query(lock: bool) -> Any:
         .where(
             jobs.c.next_execution_at <= bindparam("horizon", type_=jobs.c.next_execution_at.type),
             jobs.c.state == "Enabled",
+            job_collections.c.state == "Enabled",
             or_(
                 jobs.c.lease_owner.is_(None),
                 jobs.c.lease_expires_at <= bindparam("now", type_=jobs.c.lease_expires_at.type),
@@ -1020,7 +1023,10 @@ def _due_runs_statement(lock: bool) -> Any:
     claim round runs it). `lock`: PostgreSQL's `FOR UPDATE SKIP LOCKED` on the candidates."""
     candidates = (
         select(job_executions.c.id)
-        .where(job_executions.c.due_at <= bindparam("now", type_=job_executions.c.due_at.type))
+        .where(
+            job_executions.c.due_at <= bindparam("now", type_=job_executions.c.due_at.type),
+            _collection_enabled(job_executions.c.job_id),
+        )
         .order_by(job_executions.c.due_at)
         .limit(bindparam("limit", type_=Integer()))
     )
@@ -1047,6 +1053,19 @@ def _due_runs_statement(lock: bool) -> Any:
     )
 
 
+def _collection_enabled(job_id: Any) -> Any:
+    """Whether the collection of job `job_id` (a column) is Enabled: a Suspended or Disabled
+    collection runs nothing of its jobs, pending retries, error actions and run-now requests
+    included; they wait, still due, until it is enabled again (one primary-key lookup in
+    `jobs` and one in `job_collections` per row)."""
+    return (
+        select(job_collections.c.id)
+        .join(jobs, jobs.c.collection_id == job_collections.c.id)
+        .where(jobs.c.id == job_id, job_collections.c.state == "Enabled")
+        .exists()
+    )
+
+
 def _held_jobs_query(lock: bool) -> Any:
     """Which of the jobs `ids` this process still holds (built once: every record runs it)."""
     query = select(jobs.c.id).where(
@@ -1064,4 +1083,13 @@ _LEASE_JOBS = (
         lease_owner=bindparam("owner", type_=jobs.c.lease_owner.type),
         lease_expires_at=bindparam("until", type_=jobs.c.lease_expires_at.type),
     )
+)
+
+
+# The earliest job_executions row that can be claimed (its collection Enabled), by due_at.
+_NEXT_RUN = (
+    select(job_executions.c.due_at)
+    .where(_collection_enabled(job_executions.c.job_id))
+    .order_by(job_executions.c.due_at)
+    .limit(1)
 )
