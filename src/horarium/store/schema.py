@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Column,
     ForeignKey,
     Index,
@@ -145,4 +146,13 @@ api_keys = Table(
     Column("role", String(20), nullable=False),  # reader / contributor
     Column("created_at", UTCDateTime, nullable=False),
     Column("expires_at", UTCDateTime, nullable=True),  # NULL: never
+)
+
+# How far a periodic engine task has looked, by task (horarium.store.retention: the history
+# trim keeps the id of the newest history entry it has examined, so a restart resumes there).
+engine_marks = Table(
+    "engine_marks",
+    metadata,
+    Column("name", String(50), primary_key=True),
+    Column("value", BigInteger, nullable=False),
 )
