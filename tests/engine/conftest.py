@@ -28,7 +28,7 @@ async def sink() -> AsyncIterator[Sink]:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = runner.addresses[0][1]
     s.url = f"http://127.0.0.1:{port}"
     yield s
     await runner.cleanup()

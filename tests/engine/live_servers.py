@@ -103,7 +103,7 @@ class LiveServers:
             site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
             await site.start()
             self._runners.append(runner)
-            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            port = runner.addresses[0][1]
             return f"{'https' if ssl_context else 'http'}://127.0.0.1:{port}"
 
         return str(self._call(start))

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.actions.runner import Actions
 from horarium.engine.dispatcher import LOOKAHEAD
 from horarium.engine.scheduler import Scheduler
-from horarium.store.runs import Claimed
+from horarium.store.runs.vocabulary import Claimed
 from horarium.store.schema import job_history, jobs
 
 

@@ -7,17 +7,14 @@ from datetime import timedelta
 import pytest
 
 from horarium.engine.policy import (
-    Finish,
-    Phase,
-    Retry,
     RetryPolicy,
-    StartErrorAction,
     after_attempt,
     faults_execution,
     parse_interval,
     policy_for,
     retry_policy,
 )
+from horarium.store.runs.vocabulary import Finish, Phase, Retry, StartErrorAction
 
 
 @pytest.mark.parametrize(

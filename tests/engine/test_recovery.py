@@ -16,7 +16,7 @@ from horarium.api import job_ops
 from horarium.engine.scheduler import Scheduler
 from horarium.model.actions import WireStyle
 from horarium.model.names import CollectionName
-from horarium.store.runs import request_run
+from horarium.store.run_requests import request_run
 from horarium.store.schema import job_history, jobs
 
 S = timedelta(seconds=1)
@@ -156,7 +156,9 @@ async def test_execution_held_by_a_dead_process_runs_again_with_the_same_tag(
     settings = engine_settings(lease_seconds=30)
     dead = Scheduler(db, settings, actions, clock=clock, owner="dead")
     # The dead process made the execution (and maybe sent the request), then crashed.
-    [held] = await dead.maker.make(clock.now(), 10, timedelta(seconds=30))
+    [held] = await dead.runs.claim(
+        clock.now(), 10, timedelta(seconds=30), dead.decider.at(clock.now())
+    )
 
     heir = Scheduler(db, settings, actions, clock=clock, owner="heir")
     clock.advance(seconds=29)
@@ -177,7 +179,9 @@ async def test_a_process_that_lost_its_lease_does_not_record_twice(
     job = await store.add("contested", {"action": http(sink.to("/c"))})
     settings = engine_settings(lease_seconds=30)
     slow = Scheduler(db, settings, actions, clock=clock, owner="slow")
-    [held] = await slow.maker.make(clock.now(), 10, timedelta(seconds=30))
+    [held] = await slow.runs.claim(
+        clock.now(), 10, timedelta(seconds=30), slow.decider.at(clock.now())
+    )
     clock.advance(seconds=31)
     heir = Scheduler(db, settings, actions, clock=clock, owner="heir")
     await heir.drain()  # takes over and finishes the execution
@@ -305,7 +309,9 @@ async def test_an_execution_in_flight_is_replayed_even_when_found_long_after(
     job = await store.add("minutely", {"action": http(sink.to("/f")), "recurrence": EVERY_MINUTE})
     settings = engine_settings(lease_seconds=300)
     dead = Scheduler(db, settings, actions, clock=clock, owner="dead")
-    [held] = await dead.maker.make(clock.now(), 10, timedelta(seconds=300))  # then it crashed
+    [held] = await dead.runs.claim(
+        clock.now(), 10, timedelta(seconds=300), dead.decider.at(clock.now())
+    )  # then it crashed
 
     clock.set(T0 + 5 * M + 1 * S)  # the lease ran out; everything since T0 is overdue
     heir = Scheduler(db, settings, actions, clock=clock, owner="heir")
@@ -342,7 +348,9 @@ async def test_a_restarted_process_takes_over_at_once_from_its_dead_predecessor(
     await dead.drain()  # /a done; /b failed once, its retry is due in 30 s
     assert (await store.job(job)).state == "Completed"
     clock.advance(seconds=30)
-    [retry] = await dead.runs.claim_runs(clock.now(), 10, timedelta(seconds=300))  # then died
+    [retry] = await dead.runs.claim(
+        clock.now(), 10, timedelta(seconds=300), dead.decider.at(clock.now())
+    )  # then died
     assert retry.job.id == retrying
 
     heir = Scheduler(db, settings, actions, clock=clock)  # a real owner id, this process

@@ -36,14 +36,13 @@ async def _add_history(db: AsyncEngine, job_id: int, n: int, ended: Any) -> None
 
 
 async def test_history_keeps_the_newest_thousand_entries_per_job(
-    store: Store, db: AsyncEngine, clock: FakeClock, make_scheduler: Any
+    store: Store, db: AsyncEngine, clock: FakeClock
 ) -> None:
     busy = await store.add("busy", {"action": http("http://127.0.0.1:9/")})
     quiet = await store.add("quiet", {"action": http("http://127.0.0.1:9/")})
     await _add_history(db, busy, 1200, T0)
     await _add_history(db, quiet, 10, T0)
-    scheduler: Scheduler = make_scheduler()
-    counts = await clean_once(scheduler.runs, clock, {busy, quiet})
+    counts = await clean_once(db, clock)
     assert counts["trimmed"] == 200
     busy_left = await store.history(busy)
     assert len(busy_left) == 1000
@@ -52,13 +51,12 @@ async def test_history_keeps_the_newest_thousand_entries_per_job(
 
 
 async def test_history_older_than_sixty_days_is_deleted(
-    store: Store, db: AsyncEngine, clock: FakeClock, make_scheduler: Any
+    store: Store, db: AsyncEngine, clock: FakeClock
 ) -> None:
     job = await store.add("old", {"action": http("http://127.0.0.1:9/")})
     await _add_history(db, job, 3, T0 - timedelta(days=61))
     await _add_history(db, job, 2, T0 - timedelta(days=59))
-    scheduler: Scheduler = make_scheduler()
-    await clean_once(scheduler.runs, clock, set())
+    await clean_once(db, clock)
     assert len(await store.history(job)) == 2
 
 
@@ -79,11 +77,11 @@ async def test_completed_and_faulted_jobs_are_deleted_sixty_days_after_they_ende
     assert (await store.job(broken)).state == "Faulted"
 
     clock.advance(days=59)
-    await clean_once(scheduler.runs, clock, set())
+    await clean_once(db, clock)
     assert (await store.job(done)).state == "Completed"
 
     clock.advance(days=2)
-    await clean_once(scheduler.runs, clock, set())
+    await clean_once(db, clock)
     async with db.connect() as conn:
         left = (await conn.execute(select(jobs.c.id))).scalars().all()
     assert left == [recurring]
@@ -114,7 +112,7 @@ async def test_engine_queries_use_indexes_not_table_scans(
         await scheduler.drain()
         clock.advance(seconds=30)
         await scheduler.drain()
-        await clean_once(scheduler.runs, clock, set(scheduler.touched_jobs))
+        await clean_once(db, clock)
         await scheduler.runs.next_due()
     finally:
         for engine in engines:
@@ -128,7 +126,7 @@ async def test_engine_queries_use_indexes_not_table_scans(
             assert not scans, f"{sql}: {plan}"
 
 
-async def test_touched_jobs_are_trimmed_after_the_engine_writes_history(
+async def test_history_written_before_a_restart_is_still_trimmed(
     store: Store, sink: Sink, db: AsyncEngine, clock: FakeClock, make_scheduler: Any
 ) -> None:
     job = await store.add(
@@ -136,11 +134,27 @@ async def test_touched_jobs_are_trimmed_after_the_engine_writes_history(
         {"action": http(sink.to("/m")), "recurrence": {"frequency": "Minute", "interval": 1}},
     )
     await _add_history(db, job, 1000, T0)
-    scheduler: Scheduler = make_scheduler()
-    await scheduler.drain()
-    assert job in scheduler.touched_jobs
-    await clean_once(scheduler.runs, clock, scheduler.touched_jobs)
+    before: Scheduler = make_scheduler()
+    await before.drain()  # one more entry, then the process stops before any cleanup
+    await before.stop()
+
+    after: Scheduler = make_scheduler()  # a new process knows nothing of what was written
+    assert (await clean_once(after.db, clock))["trimmed"] == 1
     entries = await store.history(job)
     assert len(entries) == 1000
     assert entries[0].execution_tag is not None  # the newest, the engine's, was kept
-    assert scheduler.touched_jobs == set()
+
+
+async def test_each_pass_trims_the_jobs_written_to_since_the_last(
+    store: Store, db: AsyncEngine, clock: FakeClock
+) -> None:
+    first = await store.add("first", {"action": http("http://127.0.0.1:9/")})
+    second = await store.add("second", {"action": http("http://127.0.0.1:9/")})
+    await _add_history(db, first, 1100, T0)
+    assert (await clean_once(db, clock))["trimmed"] == 100
+    await _add_history(db, second, 1050, T0)
+    await _add_history(db, first, 3, T0)
+    assert (await clean_once(db, clock))["trimmed"] == 53
+    assert len(await store.history(first)) == 1000
+    assert len(await store.history(second)) == 1000
+    assert (await clean_once(db, clock))["trimmed"] == 0

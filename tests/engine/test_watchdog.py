@@ -14,7 +14,7 @@ from horarium.actions.runner import Actions
 from horarium.engine.attempt import run_attempt
 from horarium.engine.scheduler import Scheduler
 from horarium.engine.watchdog import Watchdog
-from horarium.store.runs import Claimed
+from horarium.store.runs.vocabulary import Claimed
 
 
 async def claim_one(
@@ -22,7 +22,9 @@ async def claim_one(
 ) -> Claimed:
     await store.add("slow", {"action": http(sink.to("/slow"))})
     scheduler = Scheduler(db, engine_settings(), actions, clock=clock)
-    [claimed] = await scheduler.maker.make(clock.now(), 10, timedelta(seconds=30))
+    [claimed] = await scheduler.runs.claim(
+        clock.now(), 10, timedelta(seconds=30), scheduler.decider.at(clock.now())
+    )
     return claimed
 
 

@@ -17,6 +17,7 @@ from horarium.model.collection import (
     shaped,
     stored_body,
 )
+from horarium.model.enums import FINAL_JOB_STATES, CollectionState, JobState
 from horarium.model.errors import BadRequest, Conflict, NotFound
 from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName
@@ -161,12 +162,12 @@ async def _apply_state(
     if old == new:
         return
     for job in members:
-        if job.state in ("Completed", "Faulted"):
+        if job.state in FINAL_JOB_STATES:
             continue
-        if new == "Enabled":
+        if new == CollectionState.ENABLED:
             result = timing(
                 job.definition,
-                state="Enabled",
+                state=JobState.ENABLED,
                 schedule_set_at=job.schedule_set_at,
                 now=now,
                 executions_done=job.next_repeat - 1,
@@ -178,8 +179,10 @@ async def _apply_state(
             if state != job.state:
                 values["state"] = state
             await jobs.update_one(conn, job.id, now, **values)
-        elif new == "Disabled" and job.state == "Enabled":
-            await jobs.update_one(conn, job.id, now, state="Disabled", next_execution_at=None)
+        elif new == CollectionState.DISABLED and job.state == JobState.ENABLED:
+            await jobs.update_one(
+                conn, job.id, now, state=JobState.DISABLED, next_execution_at=None
+            )
         elif job.next_execution_at is not None:
             await jobs.update_one(conn, job.id, now, next_execution_at=None)
 

@@ -11,6 +11,7 @@ from horarium.api.collection_ops import require as require_collection
 from horarium.api.resuming import resumed_state
 from horarium.model import enums, quota
 from horarium.model.actions import WireStyle, uses_authentication
+from horarium.model.enums import CollectionState, JobState
 from horarium.model.errors import BadRequest, Conflict, NotFound
 from horarium.model.job import (
     JobInput,
@@ -25,7 +26,7 @@ from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName, check_job_name
 from horarium.model.schedule import compile_plan, timing
 from horarium.model.secrets import masked
-from horarium.store import jobs, runs
+from horarium.store import jobs, run_requests
 from horarium.store.collections import CollectionRecord
 from horarium.store.jobs import JobRecord
 
@@ -113,7 +114,7 @@ async def put(
     collection = await require_collection(conn, name, lock=True)
     existing = await jobs.get(conn, collection.id, job_name)
     wanted = _with_kept_secrets(properties, existing)
-    state = wanted.state or "Enabled"
+    state = wanted.state or JobState.ENABLED
     if existing is not None and existing.state in enums.FINAL_JOB_STATES:
         if state != existing.state:
             raise _final_state_conflict(existing, state)
@@ -130,7 +131,7 @@ async def put(
         schedule_set_at=now,
         now=now,
         executions_done=0,
-        collection_enabled=collection.state == "Enabled",
+        collection_enabled=collection.state == CollectionState.ENABLED,
         fresh=True,
     )
     if existing is None:
@@ -188,7 +189,7 @@ async def patch(
     values: dict[str, Any] = {"definition": new}
     if rescheduled:
         values["schedule_set_at"] = now
-    if state == "Enabled" and existing.state == "Enabled" and not rescheduled:
+    if state == JobState.ENABLED and existing.state == JobState.ENABLED and not rescheduled:
         pass  # the engine's next execution stands
     else:
         result = timing(
@@ -197,7 +198,7 @@ async def patch(
             schedule_set_at=schedule_set_at,
             now=now,
             executions_done=existing.next_repeat - 1,
-            collection_enabled=collection.state == "Enabled",
+            collection_enabled=collection.state == CollectionState.ENABLED,
             fresh=rescheduled,
         )
         state = result.state if rescheduled else await resumed_state(conn, existing, result)
@@ -243,22 +244,22 @@ async def run(conn: AsyncConnection, name: CollectionName, job_name: str, now: d
     be run (the run does not change their state)."""
     collection = await require_collection(conn, name, lock=True)
     job = await require(conn, collection, job_name)
-    if collection.state != "Enabled":
+    if collection.state != CollectionState.ENABLED:
         raise Conflict(
             f"Job collection '{collection.name}' is {collection.state}, so none of its jobs"
             " runs, nor can be run now; enable the collection first (POST …/enable).",
             code="JobCollectionStateConflict",
         )
-    if job.state == "Disabled":
+    if job.state == JobState.DISABLED:
         raise Conflict(
             f"Job '{job.name}' is Disabled, so it cannot be run now; enable it first"
             " (PATCH properties.state to Enabled).",
             code="JobStateConflict",
         )
-    if await runs.run_pending(conn, job.id):
+    if await run_requests.run_pending(conn, job.id):
         raise Conflict(
             f"Job '{job.name}' already has a run-now request that has not started yet; a job"
             " may have one waiting at a time. Try again once it has started.",
             code="JobRunAlreadyPending",
         )
-    await runs.request_run(conn, job.id, now)
+    await run_requests.request_run(conn, job.id, now)

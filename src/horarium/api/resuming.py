@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.model.enums import JobState
 from horarium.model.schedule import Timing
-from horarium.store import runs
+from horarium.store import run_requests
 from horarium.store.jobs import JobRecord
 
 
@@ -14,8 +15,8 @@ async def resumed_state(conn: AsyncConnection, job: JobRecord, timed: Timing) ->
     """`timed.state`, except that a series whose last execution still has a retry or its error
     action to come (enabled again before that fell due) stays Enabled: that attempt runs, and
     its record ends the job."""
-    if timed.state == "Completed" and await runs.continues_series(
+    if timed.state == JobState.COMPLETED and await run_requests.continues_series(
         conn, job.id, job.schedule_set_at
     ):
-        return "Enabled"
+        return JobState.ENABLED
     return timed.state

@@ -14,6 +14,7 @@ from horarium.api.query import DEFAULT_PAGE, next_link, parse_filter
 from horarium.api.wire import ArmJSONResponse, empty, read_json, style_for
 from horarium.config import Settings
 from horarium.model import enums
+from horarium.model.enums import CollectionState
 from horarium.model.errors import ApiError, BadRequest
 from horarium.model.names import CollectionName, check_resource_group, check_subscription
 from horarium.store.access import Store
@@ -222,14 +223,18 @@ async def delete_collection(request: Request, name: Collection) -> Response:
 
 @router.post(COLLECTION + "/enable", operation_id="JobCollections_Enable", responses=_EMPTY)
 async def enable_collection(request: Request, name: Collection) -> Response:
-    await _store(request).write(lambda c: collection_ops.set_state(c, name, "Enabled", _now()))
+    await _store(request).write(
+        lambda c: collection_ops.set_state(c, name, CollectionState.ENABLED, _now())
+    )
     _changed(request)
     return empty()
 
 
 @router.post(COLLECTION + "/disable", operation_id="JobCollections_Disable", responses=_EMPTY)
 async def disable_collection(request: Request, name: Collection) -> Response:
-    await _store(request).write(lambda c: collection_ops.set_state(c, name, "Disabled", _now()))
+    await _store(request).write(
+        lambda c: collection_ops.set_state(c, name, CollectionState.DISABLED, _now())
+    )
     return empty()
 
 

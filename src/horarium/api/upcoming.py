@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from horarium.api import job_ops
 from horarium.api.collection_ops import require as require_collection
 from horarium.model import datetimes
+from horarium.model.enums import FINAL_JOB_STATES
 from horarium.model.job import parse_job, properties_of
 from horarium.model.names import CollectionName, check_job_name
 from horarium.model.schedule import compile_plan
@@ -66,7 +67,7 @@ async def for_job(
     collection = await require_collection(conn, name)
     job = await job_ops.require(conn, collection, job_name)
     series = compile_plan(job.definition, job.schedule_set_at)
-    if job.state in ("Completed", "Faulted"):
+    if job.state in FINAL_JOB_STATES:
         return {"value": [], "nextLink": None}
     start = job.next_execution_at
     if start is None:

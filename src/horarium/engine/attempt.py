@@ -11,17 +11,9 @@ from typing import Any
 from horarium.actions.base import ActionResult, ActionRunner, ExecutionContext
 from horarium.engine.clock import Clock
 from horarium.engine.ids import request_id
-from horarium.engine.policy import (
-    Finish,
-    Phase,
-    Retry,
-    StartErrorAction,
-    after_attempt,
-    faults_execution,
-    policy_for,
-)
+from horarium.engine.policy import after_attempt, faults_execution, policy_for
 from horarium.engine.watchdog import Watchdog
-from horarium.store.runs import Attempt, Claimed, JobInfo
+from horarium.store.runs.vocabulary import Attempt, Claimed, JobInfo, Phase
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +39,7 @@ async def run_attempt(
     """Run the execution's next attempt with the job's current definition; the watchdog ends
     an action that outlives its time limit."""
     action: Mapping[str, Any] = execution.job.definition.get("action") or {}
-    phase = Phase(execution.phase)
+    phase = execution.phase
     error_action = action.get("errorAction")
     target = action if phase is Phase.MAIN else error_action
     context = ExecutionContext(
@@ -82,32 +74,15 @@ async def run_attempt(
     step = after_attempt(
         policy_for(action, phase), phase, execution.attempt, result.succeeded, bool(error_action)
     )
-    succeeded, message = result.succeeded, result.message
-    faults = faults_execution(phase, step)
-    if isinstance(step, Finish):
-        return Attempt(
-            execution,
-            started,
-            ended,
-            succeeded,
-            message,
-            "finish",
-            faulted=step.faulted,
-            faults=faults,
-        )
-    if isinstance(step, Retry):
-        return Attempt(
-            execution,
-            started,
-            ended,
-            succeeded,
-            message,
-            "retry",
-            retry_at=ended + step.delay,
-            next_attempt=step.attempt,
-        )
-    assert isinstance(step, StartErrorAction)
-    return Attempt(execution, started, ended, succeeded, message, "error", faults=faults)
+    return Attempt(
+        execution,
+        started,
+        ended,
+        result.succeeded,
+        result.message,
+        step,
+        faults=faults_execution(phase, step),
+    )
 
 
 def hard_time_limit(http_timeout: float) -> float:

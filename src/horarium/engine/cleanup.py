@@ -6,13 +6,14 @@ import asyncio
 import logging
 from datetime import timedelta
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from horarium.engine.clock import Clock
 from horarium.store.retention import (
     delete_history_before,
     delete_jobs_ended_before,
-    keep_newest_history,
+    trim_history,
 )
-from horarium.store.runs import Runs
 
 log = logging.getLogger(__name__)
 
@@ -23,23 +24,21 @@ INTERVAL = 600.0  # seconds between cleanups
 FIRST_DELAY = 30.0
 
 
-async def clean_once(runs: Runs, clock: Clock, touched_jobs: set[int]) -> dict[str, int]:
-    """One cleanup pass; `touched_jobs` (jobs with new history) is emptied as they are trimmed."""
+async def clean_once(db: AsyncEngine, clock: Clock) -> dict[str, int]:
+    """One cleanup pass; returns how many entries and jobs each rule deleted."""
     now = clock.now()
-    jobs = list(touched_jobs)
-    touched_jobs.difference_update(jobs)
     return {
-        "trimmed": await keep_newest_history(runs, jobs, HISTORY_ENTRIES),
-        "aged": await delete_history_before(runs, now - HISTORY_AGE),
-        "jobs": await delete_jobs_ended_before(runs, now - ENDED_JOB_AGE),
+        "trimmed": await trim_history(db, HISTORY_ENTRIES),
+        "aged": await delete_history_before(db, now - HISTORY_AGE),
+        "jobs": await delete_jobs_ended_before(db, now - ENDED_JOB_AGE),
     }
 
 
-async def clean_forever(runs: Runs, clock: Clock, touched_jobs: set[int]) -> None:
+async def clean_forever(db: AsyncEngine, clock: Clock) -> None:
     await asyncio.sleep(FIRST_DELAY)
     while True:
         try:
-            counts = await clean_once(runs, clock, touched_jobs)
+            counts = await clean_once(db, clock)
             if any(counts.values()):
                 log.info("retention cleanup: %s", counts)
         except Exception:

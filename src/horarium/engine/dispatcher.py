@@ -26,12 +26,13 @@ from horarium.config import Settings
 from horarium.engine import telemetry
 from horarium.engine.attempt import hard_time_limit, run_attempt
 from horarium.engine.clock import Clock
-from horarium.engine.making import Maker
+from horarium.engine.deciding import Decider
 from horarium.engine.owners import is_gone
 from horarium.engine.recorder import Recorder
 from horarium.engine.watchdog import Watchdog
 from horarium.observe import metrics
-from horarium.store.runs import JOB_ROW, Claimed, Runs
+from horarium.store.runs.store import RunStore
+from horarium.store.runs.vocabulary import Claimed, Source
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +46,12 @@ LOOKAHEAD = timedelta(milliseconds=20)
 class Dispatcher:
     def __init__(
         self,
-        runs: Runs,
+        runs: RunStore,
         actions: ActionRunner,
         settings: Settings,
         clock: Clock,
         recorder: Recorder,
-        maker: Maker,
+        decider: Decider,
     ) -> None:
         self._runs = runs
         self._actions = actions
@@ -59,7 +60,7 @@ class Dispatcher:
         self._clock = clock
         self._recorder = recorder
         recorder.on_written = self._written
-        self._maker = maker
+        self._decider = decider
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = max(settings.max_in_flight, 1)
         self._batch = max(min(settings.batch_size, self._capacity), 1)
@@ -233,7 +234,7 @@ class Dispatcher:
             now = self._clock.now()
             began = metrics.clock()
             claimed = await self._runs.claim(
-                now, want, self._lease, self._maker.decider(now), now + LOOKAHEAD
+                now, want, self._lease, self._decider.at(now), now + LOOKAHEAD
             )
             metrics.claim_took(began)
             self._ready.extend(claimed)
@@ -258,7 +259,7 @@ class Dispatcher:
     async def _execute(self, execution: Claimed) -> None:
         try:
             early = (execution.expected - self._clock.now()).total_seconds()
-            if execution.source == JOB_ROW and 0 < early <= 2 * LOOKAHEAD.total_seconds():
+            if execution.source == Source.JOB_ROW and 0 < early <= 2 * LOOKAHEAD.total_seconds():
                 await asyncio.sleep(early)  # claimed a little ahead: start on time
             attempt = await run_attempt(
                 self._actions,
@@ -270,7 +271,7 @@ class Dispatcher:
             self._recorder.submit(attempt)  # written with the next batch; the slot is free now
             telemetry.attempt_ended(attempt)
         except Exception:
-            log.exception("execution %s failed in the engine; it will be retried", execution.id)
+            log.exception("execution %s failed in the engine; it will be retried", execution.key)
         finally:
             self._running.pop(execution.key, None)
             self._start_ready()

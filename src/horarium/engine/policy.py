@@ -12,25 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from enum import StrEnum
 from typing import Any
 
+from horarium.model.actions import (
+    DEFAULT_RETRY_COUNT,
+    DEFAULT_RETRY_INTERVAL,
+    MAX_RETRY_COUNT,
+    MIN_RETRY_INTERVAL,
+)
 from horarium.model.durations import read_duration
-
-DEFAULT_INTERVAL = timedelta(seconds=30)
-DEFAULT_COUNT = 4
-MIN_INTERVAL = timedelta(seconds=15)
-MAX_COUNT = 20
-
-
-class Phase(StrEnum):
-    MAIN = "main"
-    ERROR = "error"
-
-    @property
-    def action_name(self) -> str:
-        """The history's `actionName`."""
-        return "MainAction" if self is Phase.MAIN else "ErrorAction"
+from horarium.store.runs.vocabulary import Finish, Phase, Retry, StartErrorAction, Step
 
 
 @dataclass(frozen=True)
@@ -54,19 +45,19 @@ def retry_policy(raw: Mapping[str, Any] | None) -> RetryPolicy:
     so a stored job always runs.
     """
     if raw is None:
-        return RetryPolicy(DEFAULT_COUNT, DEFAULT_INTERVAL)
+        return RetryPolicy(DEFAULT_RETRY_COUNT, DEFAULT_RETRY_INTERVAL)
     kind = str(raw.get("retryType") or "Fixed").lower()
     if kind == "none":
-        return RetryPolicy(0, DEFAULT_INTERVAL)
+        return RetryPolicy(0, DEFAULT_RETRY_INTERVAL)
     count = raw.get("retryCount")
-    retries = DEFAULT_COUNT if count is None else max(0, min(int(count), MAX_COUNT))
+    retries = DEFAULT_RETRY_COUNT if count is None else max(0, min(int(count), MAX_RETRY_COUNT))
     interval_raw = raw.get("retryInterval")
-    interval = DEFAULT_INTERVAL
+    interval = DEFAULT_RETRY_INTERVAL
     if interval_raw:
         try:
-            interval = max(parse_interval(str(interval_raw)), MIN_INTERVAL)
+            interval = max(parse_interval(str(interval_raw)), MIN_RETRY_INTERVAL)
         except ValueError:
-            interval = DEFAULT_INTERVAL
+            interval = DEFAULT_RETRY_INTERVAL
     return RetryPolicy(retries, interval)
 
 
@@ -77,31 +68,6 @@ def policy_for(action: Mapping[str, Any], phase: Phase) -> RetryPolicy:
         if error.get("retryPolicy") is not None:
             return retry_policy(error["retryPolicy"])
     return retry_policy(action.get("retryPolicy"))
-
-
-# The steps that can follow an attempt.
-@dataclass(frozen=True)
-class Retry:
-    """Try the same action again after `delay`; `attempt` is the next retryCount."""
-
-    attempt: int
-    delay: timedelta
-
-
-@dataclass(frozen=True)
-class StartErrorAction:
-    """Every main attempt failed: run the error action now."""
-
-
-@dataclass(frozen=True)
-class Finish:
-    """The execution is over. Faulted: its main action failed its last allowed attempt (the
-    error action, if it ran, does not change that)."""
-
-    faulted: bool
-
-
-Step = Retry | StartErrorAction | Finish
 
 
 def after_attempt(

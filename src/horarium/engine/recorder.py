@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from horarium.engine.clock import Clock
 from horarium.observe import metrics
-from horarium.store.runs import Attempt, Claimed, Runs
+from horarium.store.runs.store import RunStore
+from horarium.store.runs.vocabulary import Attempt, Claimed, StartErrorAction
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ MAX_BATCH = 1000
 
 
 class Recorder:
-    def __init__(self, runs: Runs, clock: Clock, touched_jobs: set[int]) -> None:
+    def __init__(self, runs: RunStore, clock: Clock) -> None:
         self._runs = runs
         self._clock = clock
         self._pending: list[Attempt] = []
@@ -33,7 +34,6 @@ class Recorder:
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
-        self._touched = touched_jobs  # jobs with new history since the last cleanup
         # Called after each write: whether an error action is due now.
         self.on_written: Callable[[bool], None] = lambda error_due: None
 
@@ -85,11 +85,9 @@ class Recorder:
             accepted = set()
         finally:
             self._writing = []
-        error_due = False
-        for attempt in batch:
-            if attempt.execution.key in accepted:
-                self._touched.add(attempt.execution.job.id)
-                error_due = error_due or attempt.follow == "error"
+        error_due = any(
+            isinstance(a.step, StartErrorAction) and a.execution.key in accepted for a in batch
+        )
         self.on_written(error_due)
 
     async def close(self) -> None:

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 
-class Series(Protocol):
-    """What the engine needs from `horarium.recurrence.Plan`."""
+class JobSeries(Protocol):
+    """A job's series of executions, as the engine reads it from `horarium.recurrence.Plan`."""
 
     @property
     def count(self) -> int | None: ...
@@ -30,18 +30,20 @@ class Series(Protocol):
 
 
 @dataclass(frozen=True)
-class Occurrence:
+class SeriesRun:
+    """One execution of a job's series: when it is expected, and its ordinal."""
+
     expected: datetime
     repeat: int  # ordinal in the series, 1-based: history's repeatCount
 
 
 @dataclass(slots=True)
 class Advance:
-    run: Occurrence  # the execution to run now
+    run: SeriesRun  # the execution to run now
     last: bool  # it ends the series: nothing comes after it
     next_at: datetime | None  # the job's next execution after `run`
     next_repeat: int
-    postponed: list[Occurrence] = field(default_factory=list)  # missed, oldest first
+    postponed: list[SeriesRun] = field(default_factory=list)  # missed, oldest first
     postponed_unrecorded: int = 0  # missed ones beyond the cap, not written to history
 
 
@@ -50,7 +52,7 @@ def is_missed(due: datetime, now: datetime, grace: timedelta) -> bool:
 
 
 def advance(
-    series: Series,
+    series: JobSeries,
     due: datetime,
     repeat: int,
     now: datetime,
@@ -60,18 +62,18 @@ def advance(
     """The job's execution at `due` (ordinal `repeat`) is due at `now`: what runs, what comes
     next, and which executions were missed."""
     count = series.count
-    run = Occurrence(due, repeat)
-    postponed: list[Occurrence] = []
+    run = SeriesRun(due, repeat)
+    postponed: list[SeriesRun] = []
     unrecorded = 0
     if is_missed(due, now, grace) and series.recurring:
         # Every execution due by now, oldest first; keep only the newest cap + 1.
-        window: deque[Occurrence] = deque(maxlen=postponed_cap + 1)
+        window: deque[SeriesRun] = deque(maxlen=postponed_cap + 1)
         seen = 0
         ordinal = repeat
         for instant in series.iter_from(due):
             if instant > now or (count is not None and ordinal > count):
                 break
-            window.append(Occurrence(instant, ordinal))
+            window.append(SeriesRun(instant, ordinal))
             seen += 1
             ordinal += 1
         if window:

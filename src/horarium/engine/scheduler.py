@@ -1,4 +1,4 @@
-"""The engine of one process, assembled: store, plans, maker, dispatcher, recorder, cleanup."""
+"""The engine of one process, assembled: store, plans, decider, dispatcher, recorder, cleanup."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from horarium.actions.base import ActionRunner
 from horarium.config import Settings
 from horarium.engine.cleanup import clean_forever
 from horarium.engine.clock import Clock, SystemClock
+from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
-from horarium.engine.making import Maker
 from horarium.engine.owners import owner_id
 from horarium.engine.plans import Plans
 from horarium.engine.recorder import Recorder
-from horarium.store.runs import Runs
+from horarium.store.runs.store import Runs
 
 
 class Scheduler:
@@ -28,22 +28,20 @@ class Scheduler:
         clock: Clock | None = None,
         owner: str | None = None,
     ) -> None:
+        self.db = db
         self.clock: Clock = clock or SystemClock()
         self.runs = Runs(db, owner or owner_id())
-        self.touched_jobs: set[int] = set()
-        self.recorder = Recorder(self.runs, self.clock, self.touched_jobs)
-        self.maker = Maker(
-            self.runs, Plans(), timedelta(seconds=settings.grace_period), self.touched_jobs
-        )
+        self.recorder = Recorder(self.runs, self.clock)
+        self.decider = Decider(Plans(), timedelta(seconds=settings.grace_period))
         self.dispatcher = Dispatcher(
-            self.runs, actions, settings, self.clock, self.recorder, self.maker
+            self.runs, actions, settings, self.clock, self.recorder, self.decider
         )
         self._cleanup: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.dispatcher.start()
         self._cleanup = asyncio.create_task(
-            clean_forever(self.runs, self.clock, self.touched_jobs), name="horarium-cleanup"
+            clean_forever(self.db, self.clock), name="horarium-cleanup"
         )
 
     def wake(self) -> None:

@@ -20,7 +20,16 @@ from prometheus_client import Counter, Histogram
 from horarium.engine.schedule import Advance
 from horarium.logs import event
 from horarium.observe import metrics
-from horarium.store.runs import Attempt, DueJob, JobInfo
+from horarium.store.runs.vocabulary import (
+    Attempt,
+    DueJob,
+    Finish,
+    JobInfo,
+    Phase,
+    Retry,
+    StartErrorAction,
+    Step,
+)
 
 log = logging.getLogger("horarium.executions")
 
@@ -39,26 +48,27 @@ class _Kind:
     level: int
 
 
-# (main action type, phase, error action type, succeeded, follow, faulted) -> its kind
-_kinds: dict[tuple[str, str, str, bool, str, bool], _Kind] = {}
+# (main action type, phase, error action type, succeeded, the step that follows, faulted)
+_KindKey = tuple[str, Phase, str, bool, type[Step], bool]
+_kinds: dict[_KindKey, _Kind] = {}
 
 
-def _kind(key: tuple[str, str, str, bool, str, bool]) -> _Kind:
-    main_type, phase, error_type, succeeded, follow, faulted = key
-    run_type = error_type if phase == "error" else main_type
+def _kind(key: _KindKey) -> _Kind:
+    main_type, phase, error_type, succeeded, follows, faulted = key
+    run_type = error_type if phase is Phase.ERROR else main_type
     outcome = "succeeded" if succeeded else "failed"
     ended: str | None = None  # the execution's outcome, when it ended
-    if follow == "finish" and faulted:
+    if follows is Finish and faulted:
         ended = "faulted"
-    elif follow == "finish":
-        ended = "succeeded" if phase == "main" else "error_action_succeeded"
+    elif follows is Finish:
+        ended = "succeeded" if phase is Phase.MAIN else "error_action_succeeded"
     if succeeded:
         name, level = "execution.succeeded", logging.DEBUG
-        if phase == "error":
+        if phase is Phase.ERROR:
             name, level = "execution.error_action_succeeded", logging.WARNING
-    elif follow == "retry":
+    elif follows is Retry:
         name, level = "execution.retrying", logging.WARNING
-    elif follow == "error":
+    elif follows is StartErrorAction:
         name, level = "execution.main_action_failed", logging.WARNING
     else:
         name, level = "execution.faulted", logging.ERROR
@@ -66,7 +76,7 @@ def _kind(key: tuple[str, str, str, bool, str, bool]) -> _Kind:
         attempts=metrics.ATTEMPTS.labels(run_type, phase, outcome),
         duration=metrics.ACTION_DURATION.labels(run_type, outcome),
         execution=metrics.EXECUTIONS.labels(main_type, ended) if ended else None,
-        retry=metrics.RETRIES.labels(run_type, phase) if follow == "retry" else None,
+        retry=metrics.RETRIES.labels(run_type, phase) if follows is Retry else None,
         event=name,
         level=level,
     )
@@ -81,9 +91,11 @@ def attempt_ended(attempt: Attempt) -> None:
     main_type = metrics.action_type(action.get("type"))
     phase = execution.phase
     error_type = ""
-    if phase == "error":
+    if phase is Phase.ERROR:
         error_type = metrics.action_type((action.get("errorAction") or {}).get("type"))
-    key = (main_type, phase, error_type, attempt.succeeded, attempt.follow, attempt.faulted)
+    step = attempt.step
+    faulted = isinstance(step, Finish) and step.faulted
+    key = (main_type, phase, error_type, attempt.succeeded, type(step), faulted)
     kind = _kinds.get(key) or _kind(key)
     kind.attempts.inc()
     duration = (attempt.ended - attempt.started).total_seconds()
@@ -93,7 +105,7 @@ def attempt_ended(attempt: Attempt) -> None:
     if kind.retry is not None:
         kind.retry.inc()
     lag = (attempt.started - execution.expected).total_seconds()
-    if execution.attempt == 0 and phase == "main":
+    if execution.attempt == 0 and phase is Phase.MAIN:
         metrics.START_LAG.observe(lag if lag > 0 else 0.0)
     if log.isEnabledFor(kind.level):
         _log_attempt(attempt, kind, error_type or main_type, lag, duration)
@@ -104,7 +116,7 @@ def _log_attempt(attempt: Attempt, kind: _Kind, run_type: str, lag: float, durat
     fields = _job_fields(execution.job)
     fields.update(
         execution_tag=execution.tag,
-        action="ErrorAction" if execution.phase == "error" else "MainAction",
+        action=execution.phase.action_name,
         action_type=run_type,
         attempt=execution.attempt,
         outcome="succeeded" if attempt.succeeded else "failed",

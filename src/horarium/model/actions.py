@@ -28,9 +28,12 @@ MAX_URI = 2048
 MAX_BODY = 8192
 MAX_HEADERS = 50
 MAX_HEADER_CHARS = 4096
+# The retry policy's limits and, when absent, the live service's defaults (Fixed, 30 s, 4).
 MIN_RETRY_INTERVAL = timedelta(seconds=15)
 MAX_RETRY_INTERVAL = timedelta(days=548)  # 18 months
 MAX_RETRY_COUNT = 20
+DEFAULT_RETRY_INTERVAL = timedelta(seconds=30)
+DEFAULT_RETRY_COUNT = 4
 
 _AUTH_SHAPE: dict[str, Shape] = dict.fromkeys(
     (

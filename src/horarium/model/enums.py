@@ -7,24 +7,50 @@ Newtonsoft camel-casing it used (`AMQP` -> `amqp`, `NetMessaging` -> `netMessagi
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from horarium.model.errors import BadRequest
+
+
+class JobState(StrEnum):
+    ENABLED = "Enabled"
+    DISABLED = "Disabled"
+    FAULTED = "Faulted"
+    COMPLETED = "Completed"
+
+
+class CollectionState(StrEnum):
+    ENABLED = "Enabled"
+    DISABLED = "Disabled"
+    SUSPENDED = "Suspended"
+    DELETED = "Deleted"
+
+
+class HistoryStatus(StrEnum):
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+    POSTPONED = "Postponed"
+
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
 HTTP_AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
 SERVICE_BUS_AUTH_TYPES = ("NotSpecified", "SharedAccessKey")
 TRANSPORT_TYPES = ("NotSpecified", "NetMessaging", "AMQP")
 RETRY_TYPES = ("None", "Fixed")
-JOB_STATES = ("Enabled", "Disabled", "Faulted", "Completed")
-SETTABLE_JOB_STATES = ("Enabled", "Disabled")
-FINAL_JOB_STATES = ("Completed", "Faulted")
+JOB_STATES = tuple(JobState)
+SETTABLE_JOB_STATES = (JobState.ENABLED, JobState.DISABLED)
+FINAL_JOB_STATES = (JobState.COMPLETED, JobState.FAULTED)
 FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month")
 WEEK_DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-COLLECTION_STATES = ("Enabled", "Disabled", "Suspended", "Deleted")
-SETTABLE_COLLECTION_STATES = ("Enabled", "Disabled", "Suspended")
+COLLECTION_STATES = tuple(CollectionState)
+SETTABLE_COLLECTION_STATES = (
+    CollectionState.ENABLED,
+    CollectionState.DISABLED,
+    CollectionState.SUSPENDED,
+)
 SKUS = ("Standard", "Free", "P10Premium", "P20Premium")
-HISTORY_STATUSES = ("Completed", "Failed", "Postponed")
+HISTORY_STATUSES = tuple(HistoryStatus)
 
 
 def find(value: Any, allowed: tuple[str, ...]) -> str | None:
@@ -34,7 +60,7 @@ def find(value: Any, allowed: tuple[str, ...]) -> str | None:
     lowered = value.strip().lower()
     for name in allowed:
         if name.lower() == lowered:
-            return name
+            return str(name)
     return None
 
 

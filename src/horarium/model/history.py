@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from horarium.model import datetimes
+from horarium.model.enums import HistoryStatus
 from horarium.model.names import HISTORY_TYPE
 
 _MAX_TICKS = 3_155_378_975_999_999_999  # DateTime.MaxValue.Ticks
@@ -51,7 +52,7 @@ def render_history(job_arm_id: str, job_name: str, entry: HistoryEntry) -> dict[
     ):
         if value is not None:
             properties[key] = datetimes.format_ticks(value)
-    if entry.status != "Completed":
+    if entry.status != HistoryStatus.COMPLETED:
         properties["status"] = entry.status
     properties["message"] = entry.message
     properties["retryCount"] = entry.retry_count

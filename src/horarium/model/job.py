@@ -13,6 +13,7 @@ from typing import Any
 
 from horarium.model import datetimes, enums
 from horarium.model.actions import ACTION_SHAPE, WireStyle, parse_action, render_action
+from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
 from horarium.model.keys import ListOf, Shape, canonical_keys
 from horarium.model.names import JOB_TYPE
@@ -180,7 +181,7 @@ def render_job(
     if recurrence is not None:
         properties["recurrence"] = _render_recurrence(recurrence, has_zone)
     properties["state"] = enums.camel(state)
-    if state != "Disabled":
+    if state != JobState.DISABLED:
         properties["status"] = _render_status(status)
     return {
         "id": arm_id,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
 from horarium.recurrence import Plan, RecurrenceError, plan
 
@@ -48,11 +49,11 @@ def timing(
 ) -> Timing:
     """`fresh`: the schedule was just set (take the plan's first execution); otherwise the job
     resumes (take the first execution at or after `now`)."""
-    if state != "Enabled":
+    if state != JobState.ENABLED:
         return Timing(state, None)
     series = compile_plan(definition, schedule_set_at)
     if series.count is not None and executions_done >= series.count:
-        return Timing("Completed", None)
+        return Timing(JobState.COMPLETED, None)
     try:
         if fresh:
             upcoming = series.first
@@ -63,7 +64,7 @@ def timing(
     except (ValueError, OverflowError, ArithmeticError) as e:
         raise BadRequest(f"properties.recurrence: the schedule cannot be computed ({e})") from e
     if upcoming is None:
-        return Timing("Completed", None)
+        return Timing(JobState.COMPLETED, None)
     if not collection_enabled:
-        return Timing("Enabled", None)
-    return Timing("Enabled", upcoming)
+        return Timing(JobState.ENABLED, None)
+    return Timing(JobState.ENABLED, upcoming)

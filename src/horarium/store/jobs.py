@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.model.enums import FINAL_JOB_STATES
 from horarium.store.schema import jobs
 from horarium.store.sealing import (
     SealError,
@@ -158,7 +159,7 @@ async def insert_one(
             version=1,
             next_execution_at=next_execution_at,
             next_repeat=1,
-            ended_at=now if state in ("Completed", "Faulted") else None,
+            ended_at=now if state in FINAL_JOB_STATES else None,
         )
         .returning(jobs.c.id)
     )
@@ -171,7 +172,7 @@ async def update_one(conn: AsyncConnection, job_id: int, now: datetime, **values
     if "definition" in values:
         values["definition"] = seal_definition(values["definition"], keyring_of(conn.engine))
     if "state" in values:
-        ended = values["state"] in ("Completed", "Faulted")
+        ended = values["state"] in FINAL_JOB_STATES
         values["ended_at"] = now if ended else None
     await conn.execute(
         update(jobs)

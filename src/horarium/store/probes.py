@@ -12,6 +12,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import func, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.model.enums import JobState
 from horarium.store.db import MIGRATIONS
 from horarium.store.schema import job_executions, jobs
 
@@ -38,7 +39,7 @@ async def due_backlog(conn: AsyncConnection, now: datetime) -> int:
     due (a held one's `due_at` is its lease expiry, so `due_at <= now` is unheld)."""
     due_jobs = select(func.count()).where(
         jobs.c.next_execution_at <= now,
-        jobs.c.state == "Enabled",
+        jobs.c.state == JobState.ENABLED,
         or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= now),
     )
     due_runs = select(func.count()).where(job_executions.c.due_at <= now)

@@ -1,25 +1,32 @@
-"""Retention SQL: history is kept for 60 days and at most 1,000 entries per job; Completed and
+"""Retention SQL: history is kept for 60 days and at most `keep` entries per job; Completed and
 Faulted jobs are deleted 60 days after they ended. Every statement walks an index and deletes in
-bounded chunks, so a cleanup never holds the write lock for long."""
+bounded chunks, so a cleanup never holds the write lock for long.
+
+The per-job trim looks only at jobs with history written since its last pass: `engine_marks`
+keeps the id of the newest entry it has examined, so a restart resumes where it stopped and
+every process of a cluster may run it (trimming twice deletes nothing more)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from horarium.store.runs import Runs
-from horarium.store.schema import job_history, jobs
+from horarium.model.enums import FINAL_JOB_STATES
+from horarium.store.db import write_transaction
+from horarium.store.schema import engine_marks, job_history, jobs
 
 CHUNK = 2000
+JOBS_PER_TRANSACTION = 100
+TRIM_MARK = "history_trim"  # its row is made by migration 0004
 
 
-async def delete_history_before(runs: Runs, cutoff: datetime) -> int:
+async def delete_history_before(db: AsyncEngine, cutoff: datetime) -> int:
     """Delete history entries that ended before `cutoff`; returns how many."""
     total = 0
     while True:
-        async with runs.write() as conn:
+        async with write_transaction(db) as conn:
             ids = select(job_history.c.id).where(job_history.c.end_time < cutoff).limit(CHUNK)
             done = await conn.execute(delete(job_history).where(job_history.c.id.in_(ids)))
         total += done.rowcount
@@ -27,37 +34,66 @@ async def delete_history_before(runs: Runs, cutoff: datetime) -> int:
             return total
 
 
-async def keep_newest_history(runs: Runs, job_ids: Iterable[int], keep: int) -> int:
-    """Trim each job's history to its newest `keep` entries; returns how many were deleted."""
+async def trim_history(db: AsyncEngine, keep: int) -> int:
+    """Trim to its newest `keep` entries the history of every job written to since the last
+    trim; returns how many entries were deleted."""
+    async with write_transaction(db) as conn:
+        mark = await _mark(conn)
+        newest = (await conn.execute(select(func.max(job_history.c.id)))).scalar()
+        if newest is None or newest <= mark:
+            return 0
+        written = select(job_history.c.job_id).where(
+            job_history.c.id > mark, job_history.c.id <= newest
+        )
+        job_ids = sorted(set((await conn.execute(written.distinct())).scalars()))
     total = 0
-    for job_id in sorted(job_ids):
-        async with runs.write() as conn:
-            boundary = (
-                select(job_history.c.id)
-                .where(job_history.c.job_id == job_id)
-                .order_by(job_history.c.id.desc())
-                .offset(keep - 1)
-                .limit(1)
-                .scalar_subquery()
-            )
-            done = await conn.execute(
-                delete(job_history).where(
-                    job_history.c.job_id == job_id, job_history.c.id < boundary
-                )
-            )
-        total += done.rowcount
+    for start in range(0, len(job_ids), JOBS_PER_TRANSACTION):
+        async with write_transaction(db) as conn:
+            for job_id in job_ids[start : start + JOBS_PER_TRANSACTION]:
+                total += await _keep_newest(conn, job_id, keep)
+    async with write_transaction(db) as conn:
+        await _set_mark(conn, newest)
     return total
 
 
-async def delete_jobs_ended_before(runs: Runs, cutoff: datetime) -> int:
+async def _keep_newest(conn: AsyncConnection, job_id: int, keep: int) -> int:
+    boundary = (
+        select(job_history.c.id)
+        .where(job_history.c.job_id == job_id)
+        .order_by(job_history.c.id.desc())
+        .offset(keep - 1)
+        .limit(1)
+        .scalar_subquery()
+    )
+    done = await conn.execute(
+        delete(job_history).where(job_history.c.job_id == job_id, job_history.c.id < boundary)
+    )
+    return done.rowcount
+
+
+async def _mark(conn: AsyncConnection) -> int:
+    found = await conn.execute(select(engine_marks.c.value).where(engine_marks.c.name == TRIM_MARK))
+    return int(found.scalar() or 0)
+
+
+async def _set_mark(conn: AsyncConnection, value: int) -> None:
+    """Move the mark forward to `value` (never back: another process may be further)."""
+    await conn.execute(
+        update(engine_marks)
+        .where(engine_marks.c.name == TRIM_MARK, engine_marks.c.value < value)
+        .values(value=value)
+    )
+
+
+async def delete_jobs_ended_before(db: AsyncEngine, cutoff: datetime) -> int:
     """Delete Completed and Faulted jobs that ended before `cutoff` (their history and pending
     run-now requests go with them); returns how many."""
     total = 0
     while True:
-        async with runs.write() as conn:
+        async with write_transaction(db) as conn:
             ids = (
                 select(jobs.c.id)
-                .where(jobs.c.ended_at < cutoff, jobs.c.state.in_(("Completed", "Faulted")))
+                .where(jobs.c.ended_at < cutoff, jobs.c.state.in_(FINAL_JOB_STATES))
                 .limit(200)
             )
             done = await conn.execute(delete(jobs).where(jobs.c.id.in_(ids)))

@@ -4,11 +4,10 @@ run in one go.
 On SQLite the function runs on a thread of its own with a blocking connection to the same file
 (`BEGIN IMMEDIATE` … `COMMIT`), under the process's write lock: a whole claim or record is one
 hop from the event loop to that thread and back, and its Python work is done off the event
-loop's turns. Through the async driver every statement took three or four hops (cursor,
-execute, fetch, close), each waiting its turn behind everything else the busy loop had to do.
-Measured with a no-op action, 10,000 jobs due at once: 65-85 -> 54-62 us CPU per execution,
-11,000-13,000 -> 14,000-17,000 executions/s (docs/benchmarks.md). A cancelled caller does not
-stop a transaction already on the thread: it commits, and its result is lost to the caller.
+loop's turns (through the async driver every statement would be three or four hops, each
+waiting its turn behind everything else a busy loop has to do; docs/benchmarks.md). A cancelled
+caller does not stop a transaction already on the thread: it commits, and its result is lost to
+the caller.
 
 On PostgreSQL the same function runs under `AsyncConnection.run_sync` (asyncpg: its round trips
 are network waits, and several processes claim concurrently with `SKIP LOCKED`).

@@ -14,12 +14,14 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_table(
+    marks = op.create_table(
         "engine_marks",
         sa.Column("name", sa.String(length=50), nullable=False),
         sa.Column("value", sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint("name", name=op.f("pk_engine_marks")),
     )
+    # The history trim's mark (store/retention.py); trimming starts from the first entry.
+    op.bulk_insert(marks, [{"name": "history_trim", "value": 0}])
 
 
 def downgrade() -> None:

@@ -1,4 +1,4 @@
-"""Turning due jobs into executions: which execution runs, what comes next, what was missed."""
+"""Deciding, for each due job, which execution runs, what comes next and what was missed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ from datetime import datetime, timedelta
 from horarium.engine import telemetry
 from horarium.engine.plans import Plans
 from horarium.engine.schedule import Advance, advance
-from horarium.store.runs import LAST, ONCE, SCHEDULED, Broken, Claimed, DueJob, Made, Runs
+from horarium.store.runs.vocabulary import (
+    Decision,
+    DueJob,
+    ExecutionKind,
+    FaultJob,
+    RunExecution,
+)
 
 # At most this many Postponed entries are written for one gap: history keeps no more per job.
 POSTPONED_CAP = 1000
@@ -37,23 +43,19 @@ def postponed_message(ran: datetime, unrecorded: int) -> Callable[[datetime, int
     return message
 
 
-class Maker:
-    def __init__(self, runs: Runs, plans: Plans, grace: timedelta, touched_jobs: set[int]) -> None:
-        self._runs = runs
+class Decider:
+    """The pure decision a claim makes for each due job (it runs inside the claim's
+    transaction, on SQLite on the store's writer thread)."""
+
+    def __init__(self, plans: Plans, grace: timedelta) -> None:
         self._plans = plans
         self._grace = grace
-        self._touched = touched_jobs  # jobs given Postponed history (for cleanup)
 
-    async def make(
-        self, now: datetime, limit: int, lease: timedelta, horizon: datetime | None = None
-    ) -> list[Claimed]:
-        """Claim up to `limit` jobs due by `horizon` (default: now), held by this process."""
-        return await self._runs.claim_jobs(now, limit, lease, self.decider(now), horizon)
-
-    def decider(self, now: datetime) -> Callable[[DueJob], Made | Broken]:
+    def at(self, now: datetime) -> Callable[[DueJob], Decision]:
+        """`decide` for a claim made at `now`."""
         return lambda due: self.decide(due, now)
 
-    def decide(self, due: DueJob, now: datetime) -> Made | Broken:
+    def decide(self, due: DueJob, now: datetime) -> Decision:
         info = due.info
         telemetry.claimed(due)
         try:
@@ -65,17 +67,17 @@ class Maker:
             )
         except Exception as exc:  # a stored schedule the recurrence engine refuses
             telemetry.schedule_broken(due, exc)
-            return Broken(due, f"The job's schedule cannot be computed: {exc}")
-        return self._made(due, step, recurring=series.recurring)
+            return FaultJob(due, f"The job's schedule cannot be computed: {exc}")
+        return self._run(due, step, recurring=series.recurring)
 
-    def _made(self, due: DueJob, step: Advance, recurring: bool) -> Made:
-        kind = ONCE if not recurring else (LAST if step.last else SCHEDULED)
+    def _run(self, due: DueJob, step: Advance, recurring: bool) -> RunExecution:
+        if not recurring:
+            kind = ExecutionKind.ONCE
+        else:
+            kind = ExecutionKind.LAST if step.last else ExecutionKind.SCHEDULED
         if step.postponed:
-            # `decide` runs inside the claim transaction, on SQLite on the writer thread:
-            # set.add is atomic, as are the cleanup's copy-and-remove of this set.
-            self._touched.add(due.info.id)
             telemetry.postponed(due.info, step)
-        return Made(
+        return RunExecution(
             due=due,
             kind=kind,
             repeat=step.run.repeat,

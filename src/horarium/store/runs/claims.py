@@ -1,0 +1,270 @@
+"""Claiming: lease due work to this process, in one transaction per round.
+
+First job_executions rows due now (they are older: retries, error actions, run-now requests,
+and rows whose holder's lease ran out), then due jobs. A due job's execution is decided by the
+caller's `decide` (pure), which may say executions were missed: those are written as Postponed
+history here, in the same transaction."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import insert
+from sqlalchemy.engine import Connection
+
+from horarium.model.enums import HistoryStatus, JobState
+from horarium.store.runs.statements import JOB_INFO, Statements, chunks
+from horarium.store.runs.vocabulary import (
+    Claimed,
+    Decision,
+    DueJob,
+    ExecutionKind,
+    FaultJob,
+    JobInfo,
+    Phase,
+    RunExecution,
+    Source,
+)
+from horarium.store.schema import job_history
+from horarium.store.sealing import SEALED, Keyring, SealError, unseal_definition, without_secrets
+from horarium.store.tags import is_series_tag, series_tag
+
+# Seconds of schedule computing one claim transaction may do while holding the write lock
+# (catching up a minute job missed for a month takes ~0.1 s).
+DECIDE_BUDGET = 0.25
+
+
+@dataclass(frozen=True)
+class Claimer:
+    """One claim transaction's context: the statements, this process, the secrets' keyring."""
+
+    sql: Statements
+    owner: str
+    keyring: Keyring | None
+
+    def claim(
+        self,
+        conn: Connection,
+        now: datetime,
+        limit: int,
+        lease: timedelta,
+        decide: Callable[[DueJob], Decision],
+        horizon: datetime,
+    ) -> list[Claimed]:
+        claimed = self.claim_runs(conn, now, limit, lease)
+        if len(claimed) < limit:
+            claimed += self.claim_jobs(conn, now, limit - len(claimed), lease, decide, horizon)
+        return claimed
+
+    # -- due jobs -------------------------------------------------------------------------------
+
+    def claim_jobs(
+        self,
+        conn: Connection,
+        now: datetime,
+        limit: int,
+        lease: timedelta,
+        decide: Callable[[DueJob], Decision],
+        horizon: datetime,
+    ) -> list[Claimed]:
+        """Up to `limit` jobs due by `horizon`, leased for their next execution."""
+        rows = conn.execute(self.sql.due_jobs, {"horizon": horizon, "now": now, "limit": limit})
+        runs, faults = _decide_all(rows.all(), decide)
+        for run in runs:
+            self._open_secrets(run.due.info)
+        until = now + lease
+        for ids in chunks([run.due.info.id for run in runs]):
+            conn.execute(self.sql.lease_jobs, {"ids": ids, "owner": self.owner, "until": until})
+        self._postpone(conn, [run for run in runs if run.postponed], now)
+        self._fault(conn, faults, now)
+        return [_first_attempt(run) for run in runs]
+
+    def _postpone(self, conn: Connection, runs: list[RunExecution], now: datetime) -> None:
+        """Missed executions: history says Postponed, and the job row now points at the one
+        that runs (so that a replay after a crash runs that one, not the missed ones again)."""
+        if not runs:
+            return
+        conn.execute(
+            self.sql.skip_to,
+            [{"job": r.due.info.id, "runs_at": r.expected, "runs_repeat": r.repeat} for r in runs],
+        )
+        history = [
+            _entry(
+                run.due.info.id,
+                HistoryStatus.POSTPONED,
+                repeat,
+                expected,
+                now,
+                run.postponed_message(expected, i) if run.postponed_message else "",
+            )
+            for run in runs
+            for i, (expected, repeat) in enumerate(run.postponed)
+        ]
+        for part in chunks(history):
+            conn.execute(insert(job_history), list(part))
+
+    def _fault(self, conn: Connection, faults: list[FaultJob], now: datetime) -> None:
+        for fault in faults:
+            due = fault.due
+            conn.execute(self.sql.fault_job, {"job": due.info.id, "now": now})
+            entry = _entry(
+                due.info.id,
+                HistoryStatus.FAILED,
+                due.next_repeat,
+                due.next_execution_at,
+                now,
+                fault.message,
+            )
+            conn.execute(insert(job_history), entry)
+
+    # -- job_executions rows --------------------------------------------------------------------
+
+    def claim_runs(
+        self, conn: Connection, now: datetime, limit: int, lease: timedelta
+    ) -> list[Claimed]:
+        """Up to `limit` job_executions rows whose attempt is due, leased."""
+        params = {"now": now, "limit": limit, "owner": self.owner, "until": now + lease}
+        taken = conn.execute(self.sql.due_runs, params).all()
+        if not taken:
+            return []
+        infos, series_set_at = self._jobs_of(conn, sorted({t.job_id for t in taken}))
+        claimed: list[Claimed] = []
+        abandoned: list[int] = []
+        for row in taken:
+            info = infos.get(row.job_id)
+            if info is None:
+                continue  # the job was deleted; the cascade removed the row
+            if info.state == JobState.DISABLED and row.kind != ExecutionKind.RUN_NOW:
+                abandoned.append(row.id)  # disabling a job stops its pending retries
+                continue
+            claimed.append(_continued(row, info, series_set_at[row.job_id]))
+        for ids in chunks(abandoned):
+            conn.execute(self.sql.drop_runs, {"ids": ids})
+        return claimed
+
+    def _jobs_of(
+        self, conn: Connection, job_ids: list[int]
+    ) -> tuple[dict[int, JobInfo], dict[int, datetime]]:
+        infos: dict[int, JobInfo] = {}
+        series_set_at: dict[int, datetime] = {}
+        width = len(JOB_INFO)
+        for ids in chunks(job_ids):
+            for row in conn.execute(self.sql.jobs_of_runs, {"ids": ids}):
+                info = infos[row.id] = JobInfo(*row[:width])
+                self._open_secrets(info)
+                series_set_at[row.id] = row.schedule_set_at
+        return infos, series_set_at
+
+    def _open_secrets(self, info: JobInfo) -> None:
+        """The claimed job's definition with its secrets usable; only a job that has any is
+        decrypted (its stored definition holds `sealed`)."""
+        if SEALED not in info.definition:
+            return
+        try:
+            info.definition = unseal_definition(info.definition, self.keyring)
+        except SealError as exc:
+            info.definition = without_secrets(info.definition)
+            info.unreadable = (
+                f"The job's secrets cannot be read by this process, so nothing was run: {exc}."
+            )
+
+
+def _decide_all(
+    rows: Sequence[Any], decide: Callable[[DueJob], Decision]
+) -> tuple[list[RunExecution], list[FaultJob]]:
+    """`decide` for each due job, oldest first, within DECIDE_BUDGET (long catch-ups: the rest
+    wait for the next round)."""
+    runs: list[RunExecution] = []
+    faults: list[FaultJob] = []
+    deadline = time.monotonic() + DECIDE_BUDGET
+    width = len(JOB_INFO)
+    for row in rows:
+        next_execution_at, next_repeat, schedule_set_at, lease_owner = row[width:]
+        due = DueJob(
+            JobInfo(*row[:width]),
+            next_execution_at,
+            next_repeat,
+            schedule_set_at,
+            in_flight=lease_owner is not None,
+        )
+        decision = decide(due)
+        if isinstance(decision, RunExecution):
+            runs.append(decision)
+        else:
+            faults.append(decision)
+        if time.monotonic() > deadline:
+            break
+    return runs, faults
+
+
+def _first_attempt(run: RunExecution) -> Claimed:
+    due = run.due
+    return Claimed(
+        source=Source.JOB_ROW,
+        run_id=None,
+        tag=series_tag(due.info.id, due.schedule_set_at, run.repeat, run.expected),
+        kind=run.kind,
+        repeat=run.repeat,
+        expected=run.expected,
+        job_version=due.info.version,
+        phase=Phase.MAIN,
+        attempt=0,
+        job=due.info,
+        next_at=run.next_at,
+        next_repeat=run.next_repeat,
+        series_set_at=due.schedule_set_at,
+    )
+
+
+def _continued(row: Any, info: JobInfo, schedule_set_at: datetime) -> Claimed:
+    return Claimed(
+        source=Source.RUN_ROW,
+        run_id=row.id,
+        tag=row.execution_tag,
+        kind=ExecutionKind(row.kind),
+        repeat=row.repeat_count,
+        expected=row.expected_at,
+        job_version=_continuing_version(row, info, schedule_set_at),
+        phase=Phase(row.phase),
+        attempt=row.attempt,
+        job=info,
+    )
+
+
+def _continuing_version(row: Any, info: JobInfo, schedule_set_at: datetime) -> int:
+    """The job version a continuing execution (retry, error action) runs and ends under. An API
+    write that kept the series (its tag still matches: e.g. a PATCH correcting the action between
+    retries) is adopted, so the execution still ends the job; a write that restarted the series
+    is not."""
+    if row.job_version != info.version and is_series_tag(
+        row.execution_tag, info.id, schedule_set_at, row.repeat_count, row.expected_at
+    ):
+        return info.version
+    return int(row.job_version)
+
+
+def _entry(
+    job_id: int,
+    status: HistoryStatus,
+    repeat: int,
+    expected: datetime,
+    now: datetime,
+    message: str,
+) -> dict[str, Any]:
+    """A history row written at claim time (Postponed, or Failed for a broken schedule)."""
+    return {
+        "job_id": job_id,
+        "execution_tag": None,
+        "action_name": Phase.MAIN.action_name,
+        "status": status,
+        "retry_count": 0,
+        "repeat_count": repeat,
+        "expected_execution_time": expected,
+        "start_time": now,
+        "end_time": now,
+        "message": message,
+    }

@@ -1,0 +1,60 @@
+"""What differs between SQLite and PostgreSQL in the engine's SQL, in one place.
+
+PostgreSQL: several processes claim at once, so candidate rows are locked with
+`FOR UPDATE SKIP LOCKED` and rows about to be updated with `FOR UPDATE`. SQLite: one writer at a
+time (each engine transaction starts with `BEGIN IMMEDIATE`), so no row locks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql import Select
+from sqlalchemy.types import TypeEngine
+
+from horarium.store.types import UTCDateTime
+
+
+class RunDialect:
+    """PostgreSQL's behaviour, the default."""
+
+    name = "postgresql"
+
+    def lock(self, query: Select[Any], *, skip_locked: bool = False, of: Any = None) -> Select[Any]:
+        """`query` locking the rows it reads (of table `of`) until the transaction ends;
+        `skip_locked`: rows another transaction holds are passed over."""
+        return query.with_for_update(skip_locked=skip_locked, of=of)
+
+    def stamp_type(self) -> TypeEngine[Any]:
+        """How the record statements bind an instant."""
+        return UTCDateTime()
+
+    def stamper(self) -> Any:
+        """A function turning an instant into what `stamp_type` binds, for one transaction."""
+        return _as_is
+
+    def execute_many(self, conn: Connection, statement: Any, rows: list[dict[str, Any]]) -> None:
+        """`statement` once per row (executemany)."""
+        if rows:
+            conn.execute(statement, rows)
+
+
+class SQLiteDialect(RunDialect):
+    name = "sqlite"
+
+    def lock(self, query: Select[Any], *, skip_locked: bool = False, of: Any = None) -> Select[Any]:
+        return query  # the transaction holds the database's write lock already
+
+
+def _as_is(instant: datetime | None) -> datetime | None:
+    return instant
+
+
+def dialect_of(db: AsyncEngine) -> RunDialect:
+    if db.dialect.name == "sqlite":
+        from horarium.store.runs.sqlite_fast import FastSQLiteDialect
+
+        return FastSQLiteDialect()
+    return RunDialect()

@@ -1,0 +1,289 @@
+"""The engine's SQL, named and built once per database (`RunDialect`): what a claim, a lease
+renewal and a record run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import (
+    Integer,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.sql import ColumnElement
+from sqlalchemy.sql.elements import BindParameter
+
+from horarium.model.enums import CollectionState, JobState
+from horarium.store.runs.dialect import RunDialect
+from horarium.store.runs.vocabulary import Phase
+from horarium.store.schema import job_collections, job_executions, job_history, jobs
+
+# What an attempt needs from the job row, in `JobInfo`'s order.
+JOB_INFO = (
+    jobs.c.id,
+    jobs.c.name,
+    jobs.c.definition,
+    jobs.c.state,
+    jobs.c.version,
+    job_collections.c.subscription_id,
+    job_collections.c.resource_group,
+    job_collections.c.name.label("collection"),
+)
+
+T = TypeVar("T")
+
+
+def chunks(items: Sequence[T], size: int = 500) -> Iterable[Sequence[T]]:
+    """`items` in slices of at most `size` (the bound on an IN list)."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+_IDS: BindParameter[Any] = bindparam("ids", expanding=True)
+_OWNER = bindparam("owner", type_=jobs.c.lease_owner.type)
+_NOW = bindparam("now", type_=jobs.c.lease_expires_at.type)
+_UNTIL = bindparam("until", type_=jobs.c.lease_expires_at.type)
+_LIMIT = bindparam("limit", type_=Integer())
+
+
+def collection_enabled(job_id: Any) -> ColumnElement[bool]:
+    """Whether the collection of job `job_id` (a column) is Enabled: a Suspended or Disabled
+    collection runs nothing of its jobs, pending retries, error actions and run-now requests
+    included (one primary-key lookup in `jobs` and one in `job_collections` per row)."""
+    return (
+        select(job_collections.c.id)
+        .join(jobs, jobs.c.collection_id == job_collections.c.id)
+        .where(jobs.c.id == job_id, job_collections.c.state == CollectionState.ENABLED)
+        .exists()
+    )
+
+
+class Statements:
+    """Every statement of the engine's store, for one database."""
+
+    def __init__(self, dialect: RunDialect) -> None:
+        self.dialect = dialect
+        self._claims(dialect)
+        self._leases()
+        self._records(dialect)
+
+    def _claims(self, dialect: RunDialect) -> None:
+        # Due jobs with what an attempt needs, oldest first.
+        self.due_jobs = dialect.lock(
+            select(
+                *JOB_INFO,
+                jobs.c.next_execution_at,
+                jobs.c.next_repeat,
+                jobs.c.schedule_set_at,
+                jobs.c.lease_owner,
+            )
+            .join(job_collections, job_collections.c.id == jobs.c.collection_id)
+            .where(
+                jobs.c.next_execution_at
+                <= bindparam("horizon", type_=jobs.c.next_execution_at.type),
+                jobs.c.state == JobState.ENABLED,
+                job_collections.c.state == CollectionState.ENABLED,
+                or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= _NOW),
+            )
+            .order_by(jobs.c.next_execution_at)
+            .limit(_LIMIT),
+            skip_locked=True,
+            of=jobs,
+        )
+        self.lease_jobs = (
+            update(jobs)
+            .where(jobs.c.id.in_(_IDS))
+            .values(lease_owner=_OWNER, lease_expires_at=_UNTIL)
+        )
+        # Missed executions: the job row points at the one that runs instead.
+        self.skip_to = (
+            update(jobs)
+            .where(jobs.c.id == bindparam("job"))
+            .values(
+                next_execution_at=bindparam("runs_at", type_=jobs.c.next_execution_at.type),
+                next_repeat=bindparam("runs_repeat"),
+            )
+        )
+        # A job whose schedule cannot be computed.
+        self.fault_job = (
+            update(jobs)
+            .where(jobs.c.id == bindparam("job"))
+            .values(
+                state=JobState.FAULTED,
+                ended_at=_NOW,
+                next_execution_at=None,
+                lease_owner=None,
+                lease_expires_at=None,
+            )
+        )
+        # Lease job_executions rows due now, oldest first, returning them.
+        candidates = dialect.lock(
+            select(job_executions.c.id)
+            .where(
+                job_executions.c.due_at <= _NOW,
+                collection_enabled(job_executions.c.job_id),
+            )
+            .order_by(job_executions.c.due_at)
+            .limit(_LIMIT),
+            skip_locked=True,
+        )
+        self.due_runs = (
+            update(job_executions)
+            .where(job_executions.c.id.in_(candidates.scalar_subquery()))
+            .values(lease_owner=_OWNER, due_at=_UNTIL)
+            .returning(
+                job_executions.c.id,
+                job_executions.c.job_id,
+                job_executions.c.execution_tag,
+                job_executions.c.kind,
+                job_executions.c.repeat_count,
+                job_executions.c.expected_at,
+                job_executions.c.job_version,
+                job_executions.c.phase,
+                job_executions.c.attempt,
+            )
+        )
+        self.jobs_of_runs = (
+            select(*JOB_INFO, jobs.c.schedule_set_at)
+            .join(job_collections, job_collections.c.id == jobs.c.collection_id)
+            .where(jobs.c.id.in_(_IDS))
+        )
+        self.drop_runs = delete(job_executions).where(job_executions.c.id.in_(_IDS))
+
+    def _leases(self) -> None:
+        self.renew_jobs = (
+            update(jobs)
+            .where(jobs.c.id.in_(_IDS), jobs.c.lease_owner == _OWNER)
+            .values(lease_expires_at=_UNTIL)
+        )
+        self.renew_runs = (
+            update(job_executions)
+            .where(job_executions.c.id.in_(_IDS), job_executions.c.lease_owner == _OWNER)
+            .values(due_at=_UNTIL)
+        )
+        # Leased rows lie in the due range of the indexes (a job is leased once due; a leased
+        # row's due_at is its lease expiry): these read no idle job.
+        self.leased_jobs = select(jobs.c.id, jobs.c.lease_owner).where(
+            jobs.c.next_execution_at <= _NOW, jobs.c.lease_owner.is_not(None)
+        )
+        self.leased_runs = select(job_executions.c.id, job_executions.c.lease_owner).where(
+            job_executions.c.due_at > _NOW, job_executions.c.lease_owner.is_not(None)
+        )
+        self.expire_jobs = update(jobs).where(jobs.c.id.in_(_IDS)).values(lease_expires_at=_NOW)
+        self.expire_runs = (
+            update(job_executions).where(job_executions.c.id.in_(_IDS)).values(due_at=_NOW)
+        )
+        self.next_job = select(func.min(jobs.c.next_execution_at)).where(
+            jobs.c.next_execution_at.is_not(None), jobs.c.lease_owner.is_(None)
+        )
+        # The earliest job_executions row that can be claimed (its collection Enabled).
+        self.next_run = (
+            select(job_executions.c.due_at)
+            .where(collection_enabled(job_executions.c.job_id))
+            .order_by(job_executions.c.due_at)
+            .limit(1)
+        )
+
+    def _records(self, dialect: RunDialect) -> None:
+        self.held_jobs = dialect.lock(
+            select(jobs.c.id).where(jobs.c.id.in_(_IDS), jobs.c.lease_owner == _OWNER)
+        )
+        self.held_runs = dialect.lock(
+            select(job_executions.c.id, job_executions.c.phase, job_executions.c.attempt).where(
+                job_executions.c.id.in_(_IDS), job_executions.c.lease_owner == _OWNER
+            )
+        )
+        stamp = dialect.stamp_type()
+        self.insert_history = insert(job_history).values(
+            job_id=bindparam("entry_job"),
+            execution_tag=bindparam("entry_tag"),
+            action_name=bindparam("entry_action"),
+            status=bindparam("entry_status"),
+            retry_count=bindparam("entry_retry"),
+            repeat_count=bindparam("entry_repeat"),
+            expected_execution_time=bindparam("entry_expected", type_=stamp),
+            start_time=bindparam("entry_start", type_=stamp),
+            end_time=bindparam("entry_end", type_=stamp),
+            message=bindparam("entry_message"),
+        )
+        self.after_first, self.after_later = _status_updates(stamp)
+        self.insert_runs = insert(job_executions)
+        self.retry_runs = (
+            update(job_executions)
+            .where(job_executions.c.id == bindparam("run"))
+            .values(
+                attempt=bindparam("next_attempt"),
+                due_at=bindparam("retry_at", type_=job_executions.c.due_at.type),
+                lease_owner=None,
+            )
+        )
+        self.start_error_actions = (
+            update(job_executions)
+            .where(job_executions.c.id.in_(_IDS))
+            .values(phase=Phase.ERROR, attempt=0, due_at=_NOW, lease_owner=None)
+        )
+
+
+def _status_updates(stamp: Any) -> tuple[Any, Any]:
+    """The two job updates of a record (instants bound as `stamp`).
+
+    After a first attempt (the job row held the lease): the series advances — unless the API
+    redefined the job's timing meanwhile (its version moved on and the row no longer points at
+    this execution of the same series; a PATCH of the action alone keeps both) — and the lease
+    is cleared. A write that kept the series but took its next execution away (the job
+    disabled, its collection suspended) still counts the execution in `next_repeat`, so that
+    enabling the job again does not run it a second time. After a later attempt: only
+    counters, and the final state when the series has nothing more to run."""
+    last = jobs.c.last_execution_at
+    started = bindparam("started", type_=stamp)
+    ending = bindparam("final_state", type_=jobs.c.state.type)
+    same_version = jobs.c.version == bindparam("read_version", type_=jobs.c.version.type)
+    counters = {
+        "execution_count": jobs.c.execution_count + bindparam("executions"),
+        "failure_count": jobs.c.failure_count + bindparam("failures"),
+        "faulted_count": jobs.c.faulted_count + bindparam("faults"),
+        "last_execution_at": case((or_(last.is_(None), last < started), started), else_=last),
+    }
+    now = bindparam("recorded_at", type_=stamp)
+
+    same_series = jobs.c.schedule_set_at == bindparam("series_set_at", type_=stamp)
+    kept = or_(
+        same_version,
+        and_(jobs.c.next_execution_at == bindparam("expected", type_=stamp), same_series),
+    )
+    enabled_ending = and_(ending.is_not(None), jobs.c.state == JobState.ENABLED)
+    ends_first = and_(enabled_ending, kept)
+    first = (
+        update(jobs)
+        .where(jobs.c.id == bindparam("job"))
+        .values(
+            **counters,
+            next_execution_at=case(
+                (kept, bindparam("next_at", type_=stamp)), else_=jobs.c.next_execution_at
+            ),
+            next_repeat=case((same_series, bindparam("following")), else_=jobs.c.next_repeat),
+            lease_owner=None,
+            lease_expires_at=None,
+            state=case((ends_first, ending), else_=jobs.c.state),
+            ended_at=case((ends_first, now), else_=jobs.c.ended_at),
+        )
+    )
+    ends_later = and_(enabled_ending, same_version, jobs.c.next_execution_at.is_(None))
+    later = (
+        update(jobs)
+        .where(jobs.c.id == bindparam("job"))
+        .values(
+            **counters,
+            state=case((ends_later, ending), else_=jobs.c.state),
+            ended_at=case((ends_later, now), else_=jobs.c.ended_at),
+        )
+    )
+    return first, later

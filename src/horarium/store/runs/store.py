@@ -1,0 +1,116 @@
+"""What the engine needs from its store (`RunStore`), and `Runs`, the store on a database:
+each operation one transaction, run whole by `store.transact.Transactor`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from horarium.store.runs import leases, recording
+from horarium.store.runs.claims import Claimer
+from horarium.store.runs.dialect import RunDialect, dialect_of
+from horarium.store.runs.statements import Statements
+from horarium.store.runs.vocabulary import Attempt, Claimed, Decision, DueJob
+from horarium.store.sealing import keyring_of
+from horarium.store.transact import Transactor
+
+
+class RunStore(Protocol):
+    """The engine's store: claims, leases and records for one engine process (`owner`)."""
+
+    @property
+    def owner(self) -> str: ...
+
+    async def claim(
+        self,
+        now: datetime,
+        limit: int,
+        lease: timedelta,
+        decide: Callable[[DueJob], Decision],
+        horizon: datetime | None = None,
+    ) -> list[Claimed]:
+        """Lease up to `limit` executions due by `horizon` (default: now) to this process:
+        continuing executions and run-now requests first, then due jobs, whose execution
+        `decide` chooses (missed ones are written as Postponed)."""
+        ...
+
+    async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
+        """Extend this process's leases on `held` to `until`."""
+        ...
+
+    async def release(self, held: Sequence[Claimed], now: datetime) -> None:
+        """Give back executions this process will not finish: any process may run them now."""
+        ...
+
+    async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
+        """End now the leases of owners for which `gone(owner)`; returns how many."""
+        ...
+
+    async def next_due(self) -> datetime | None:
+        """The earliest instant new work falls due, if any."""
+        ...
+
+    async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:
+        """Write finished attempts of executions still held; returns their `Claimed.key`s."""
+        ...
+
+    async def close(self) -> None:
+        """Let go of the connections the store holds."""
+        ...
+
+
+class Runs:
+    """`RunStore` on a database (SQLite or PostgreSQL)."""
+
+    def __init__(self, db: AsyncEngine, owner: str, dialect: RunDialect | None = None) -> None:
+        """`dialect`: the database's own unless given (tests compare the SQLite forms)."""
+        self.db = db
+        self._owner = owner
+        self._sql = Statements(dialect or dialect_of(db))
+        self.transactor = Transactor(db)
+
+    @property
+    def owner(self) -> str:
+        return self._owner
+
+    async def claim(
+        self,
+        now: datetime,
+        limit: int,
+        lease: timedelta,
+        decide: Callable[[DueJob], Decision],
+        horizon: datetime | None = None,
+    ) -> list[Claimed]:
+        claimer = Claimer(self._sql, self._owner, keyring_of(self.db))
+        return await self.transactor.write(
+            lambda conn: claimer.claim(conn, now, limit, lease, decide, horizon or now)
+        )
+
+    async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
+        await self.transactor.write(
+            lambda conn: leases.renew(conn, self._sql, self._owner, held, until)
+        )
+
+    async def release(self, held: Sequence[Claimed], now: datetime) -> None:
+        await self.renew(held, now)
+
+    async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
+        return await self.transactor.write(
+            lambda conn: leases.expire_gone(conn, self._sql, now, gone)
+        )
+
+    async def next_due(self) -> datetime | None:
+        return await self.transactor.read(lambda conn: leases.next_due(conn, self._sql))
+
+    async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:
+        if not attempts:
+            return set()
+        return await self.transactor.write(
+            lambda conn: recording.record(conn, self._sql, self._owner, attempts, now)
+        )
+
+    async def close(self) -> None:
+        await self.transactor.close()

@@ -1,0 +1,162 @@
+"""The words the engine and its store share: what a claimed execution is, what an attempt
+decided, and the states they move through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+
+class ExecutionKind(StrEnum):
+    """What finishing an execution does to its job's state."""
+
+    SCHEDULED = "scheduled"  # of a recurring series with more to come: nothing
+    LAST = "last"  # the last of a recurring series: Completed
+    ONCE = "once"  # a one-time job's: Completed, or Faulted when it faulted
+    RUN_NOW = "run_now"  # POST …/run: outside the series, never changes the state
+
+
+class Source(StrEnum):
+    """Where a claimed execution is held while it runs."""
+
+    JOB_ROW = "job"  # a first attempt, leased on the job row
+    RUN_ROW = "run"  # a job_executions row: retries, the error action, run-now
+
+
+class Phase(StrEnum):
+    """Which of the job's actions an attempt runs."""
+
+    MAIN = "main"
+    ERROR = "error"
+
+    @property
+    def action_name(self) -> str:
+        """The history's `actionName`."""
+        return "MainAction" if self is Phase.MAIN else "ErrorAction"
+
+
+# The steps that can follow an attempt (decided by `horarium.engine.policy`).
+@dataclass(frozen=True)
+class Retry:
+    """Try the same action again after `delay`; `attempt` is the next retryCount."""
+
+    attempt: int
+    delay: timedelta
+
+
+@dataclass(frozen=True)
+class StartErrorAction:
+    """Every main attempt failed: run the error action now."""
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The execution is over. Faulted: its main action failed its last allowed attempt (the
+    error action, if it ran, does not change that)."""
+
+    faulted: bool
+
+
+Step = Retry | StartErrorAction | Finish
+
+
+@dataclass(slots=True)
+class JobInfo:
+    """What an attempt needs from the job row (read at claim time: the current definition, its
+    secrets usable once claimed)."""
+
+    id: int
+    name: str
+    definition: Mapping[str, Any]
+    state: str
+    version: int
+    subscription_id: str
+    resource_group: str
+    collection: str
+    unreadable: str | None = None  # why the job's secrets cannot be opened: do not run it
+
+
+@dataclass(slots=True)
+class Claimed:
+    """An execution this process holds under a lease, ready for its next attempt."""
+
+    source: Source
+    run_id: int | None  # the job_executions row (RUN_ROW); None for a first attempt (JOB_ROW)
+    tag: str
+    kind: ExecutionKind
+    repeat: int
+    expected: datetime
+    job_version: int
+    phase: Phase
+    attempt: int
+    job: JobInfo
+    # JOB_ROW only: where the job's series goes once this execution is recorded.
+    next_at: datetime | None = None
+    next_repeat: int = 0
+    series_set_at: datetime | None = None  # the series this execution belongs to
+
+    @property
+    def key(self) -> str:
+        """Unique among the executions held at one time."""
+        if self.run_id is None:
+            return f"job{self.job.id}"
+        return f"run{self.run_id}"
+
+
+@dataclass(slots=True)
+class DueJob:
+    """A job whose next execution is due, as read for claiming."""
+
+    info: JobInfo
+    next_execution_at: datetime
+    next_repeat: int
+    schedule_set_at: datetime
+    in_flight: bool  # a lease had been taken (and has run out): run it, late or not
+
+
+@dataclass(slots=True)
+class RunExecution:
+    """Decided for a due job: run this execution; the job's series then points at `next_at`.
+    Executions missed before it are recorded as Postponed."""
+
+    due: DueJob
+    kind: ExecutionKind  # SCHEDULED / LAST / ONCE
+    repeat: int
+    expected: datetime
+    next_at: datetime | None
+    next_repeat: int
+    postponed: Sequence[tuple[datetime, int]] = ()  # (expected, repeatCount), oldest first
+    postponed_message: Callable[[datetime, int], str] | None = None
+
+
+@dataclass(frozen=True)
+class FaultJob:
+    """Decided for a due job whose stored schedule cannot be computed: it faults with this
+    message."""
+
+    due: DueJob
+    message: str
+
+
+Decision = RunExecution | FaultJob
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One finished attempt and the step that follows it, for the store to record."""
+
+    execution: Claimed
+    started: datetime
+    ended: datetime
+    succeeded: bool
+    message: str
+    step: Step
+    faults: bool = False  # this attempt faulted the execution (its main action's last one)
+
+    @property
+    def retry_at(self) -> datetime | None:
+        """When the retry is due, when the step is a retry."""
+        return self.ended + self.step.delay if isinstance(self.step, Retry) else None

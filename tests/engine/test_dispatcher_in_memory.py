@@ -1,0 +1,113 @@
+"""The dispatcher, recorder and decider against the in-memory store (`memory_store`): the
+engine's own rules, without a database, in milliseconds. The same rules on SQLite and
+PostgreSQL are in test_dispatching.py, test_executions.py and test_recovery.py."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from engine_support import T0, FakeClock, engine_settings
+from memory_store import MemoryRunStore
+from scripted_actions import ScriptedActions, action
+
+from horarium.engine.deciding import Decider
+from horarium.engine.dispatcher import Dispatcher
+from horarium.engine.plans import Plans
+from horarium.engine.recorder import Recorder
+from horarium.model.enums import HistoryStatus, JobState
+
+
+def engine(
+    store: MemoryRunStore, actions: ScriptedActions, clock: FakeClock, **settings: Any
+) -> Dispatcher:
+    recorder = Recorder(store, clock)
+    decider = Decider(Plans(), timedelta(seconds=60))
+    return Dispatcher(store, actions, engine_settings(**settings), clock, recorder, decider)
+
+
+async def test_every_due_job_runs_once_never_more_than_max_in_flight_at_once() -> None:
+    store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
+    for i in range(120):
+        store.add(f"j{i}", {"action": action(f"/j{i}")}, created=T0)
+    dispatcher = engine(store, actions, clock, max_in_flight=10, batch_size=5)
+
+    assert await dispatcher.drain() == 120
+
+    assert sorted(actions.calls) == sorted(f"/j{i}" for i in range(120))
+    assert 1 < actions.most_running <= 10
+    assert all(job.info.state == JobState.COMPLETED for job in store.jobs.values())
+    assert [e.status for e in store.history] == [HistoryStatus.COMPLETED] * 120
+
+
+async def test_retries_follow_the_interval_then_the_error_action_and_the_job_faults() -> None:
+    store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
+    retry = {"retryType": "Fixed", "retryInterval": "00:00:20", "retryCount": 1}
+    store.add("j", {"action": action("/main", retryPolicy=retry, errorAction=action("/err"))}, T0)
+    actions.planned["/main"] = [False]
+    dispatcher = engine(store, actions, clock)
+
+    assert await dispatcher.drain() == 1
+    clock.advance(seconds=19)
+    assert await dispatcher.drain() == 0  # the retry is not due yet
+    clock.advance(seconds=1)
+    assert await dispatcher.drain() == 2  # the retry fails; the error action runs at once
+
+    assert actions.calls == ["/main", "/main", "/err"]
+    assert [(e.action, e.status, e.retry) for e in store.entries("j")] == [
+        ("MainAction", HistoryStatus.FAILED, 0),
+        ("MainAction", HistoryStatus.FAILED, 1),
+        ("ErrorAction", HistoryStatus.COMPLETED, 0),
+    ]
+    [job] = store.jobs.values()
+    assert (job.info.state, job.executions, job.failures, job.faults) == (
+        JobState.FAULTED,
+        3,
+        2,
+        1,
+    )
+
+
+async def test_stopping_hands_back_executions_claimed_but_not_started() -> None:
+    store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
+    for i in range(4):
+        store.add(f"j{i}", {"action": action(f"/j{i}")}, created=T0)
+    actions.gate = asyncio.Event()
+    dispatcher = engine(store, actions, clock, max_in_flight=2, batch_size=2)
+    dispatcher.start()
+    async with asyncio.timeout(5):
+        while actions.running < 2:
+            actions.started.clear()
+            await actions.started.wait()
+    stopping = asyncio.create_task(dispatcher.stop())
+    await asyncio.sleep(0.05)
+    actions.gate.set()  # the two running attempts end during the stop and are recorded
+    await stopping
+
+    ran = {uri.strip("/") for uri in actions.calls}
+    assert len(ran) == 2
+    handed_back = [job for job in store.jobs.values() if job.info.name not in ran]
+    assert sorted(store.released) == sorted(f"job{job.info.id}" for job in handed_back)
+    for job in handed_back:  # any process may run them now
+        assert (job.lease_until, job.info.state) == (clock.now(), JobState.ENABLED)
+    for job in store.jobs.values():
+        if job.info.name in ran:
+            assert job.info.state == JobState.COMPLETED
+
+
+async def test_an_attempt_whose_execution_was_taken_over_is_not_recorded() -> None:
+    store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
+    taken = store.add("taken", {"action": action("/taken")}, created=T0)
+    store.add("kept", {"action": action("/kept")}, created=T0)
+
+    def take_over(uri: str) -> None:
+        if uri == "/taken":  # another process took the lease while the action ran
+            store.jobs[taken].lease_owner = "other"
+
+    actions.hook = take_over
+    assert await engine(store, actions, clock).drain() == 2
+
+    assert [e.job for e in store.history] == ["kept"]
+    assert store.jobs[taken].lease_owner == "other"
+    assert store.jobs[taken].info.state == JobState.ENABLED
