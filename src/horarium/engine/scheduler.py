@@ -33,7 +33,10 @@ class Scheduler:
         self.touched_jobs: set[int] = set()
         self.recorder = Recorder(self.runs, self.clock, self.touched_jobs)
         self.maker = Maker(
-            self.runs, Plans(), timedelta(seconds=settings.grace_period), self.touched_jobs
+            self.runs,
+            Plans(settings.plan_cache_size),
+            timedelta(seconds=settings.grace_period),
+            self.touched_jobs,
         )
         self.dispatcher = Dispatcher(
             self.runs, actions, settings, self.clock, self.recorder, self.maker
