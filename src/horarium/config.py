@@ -56,6 +56,11 @@ class Settings:
         300.0, "How long a claim is held before another process may take it over."
     )
     max_in_flight: int = option(500, "Executions running at once in this process.")
+    plan_cache_size: int = option(
+        500_000,
+        "Recurring jobs whose compiled schedule the engine keeps (about 0.6 KB each); beyond"
+        " that the least recently run is compiled again when it next runs.",
+    )
     loop: str = option(
         "auto",
         "Event loop: auto takes uvloop when it is installed, else asyncio's own.",

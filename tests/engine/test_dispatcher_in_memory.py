@@ -23,7 +23,7 @@ def engine(
     store: MemoryRunStore, actions: ScriptedActions, clock: FakeClock, **settings: Any
 ) -> Dispatcher:
     recorder = Recorder(store, clock)
-    decider = Decider(Plans(), timedelta(seconds=60))
+    decider = Decider(Plans(100), timedelta(seconds=60))
     return Dispatcher(store, actions, engine_settings(**settings), clock, recorder, decider)
 
 

@@ -48,7 +48,7 @@ async def _run_scenario(db: AsyncEngine, dialect: RunDialect) -> dict[str, list[
     actions.planned["/bad"] = [False]
     runs = Runs(db, "owner", dialect)
     recorder = Recorder(runs, clock)
-    decider = Decider(Plans(), timedelta(seconds=60))
+    decider = Decider(Plans(100), timedelta(seconds=60))
     dispatcher = Dispatcher(runs, actions, engine_settings(), clock, recorder, decider)
     for _ in range(4):
         await dispatcher.drain()

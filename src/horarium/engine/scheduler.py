@@ -32,7 +32,9 @@ class Scheduler:
         self.clock: Clock = clock or SystemClock()
         self.runs = Runs(db, owner or owner_id())
         self.recorder = Recorder(self.runs, self.clock)
-        self.decider = Decider(Plans(), timedelta(seconds=settings.grace_period))
+        self.decider = Decider(
+            Plans(settings.plan_cache_size), timedelta(seconds=settings.grace_period)
+        )
         self.dispatcher = Dispatcher(
             self.runs, actions, settings, self.clock, self.recorder, self.decider
         )

@@ -17,7 +17,7 @@ from weakref import WeakKeyDictionary
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine as sa_create_engine
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -84,16 +84,39 @@ def _alembic_config(connection: Connection) -> Config:
     return cfg
 
 
+# The tables the engine's claims read: PostgreSQL plans those queries on their statistics.
+CLAIMED_TABLES = ("jobs", "job_collections", "job_executions")
+
+# Those of them whose statistics are missing (never analyzed) or were taken when the table had
+# under nine tenths of its pages (a small table as much as a large one: the plan of a join
+# depends on both sides).
+_CLAIMED_OIDS = ", ".join(f"'{table}'::regclass" for table in CLAIMED_TABLES)
+_UNANALYZED = text(
+    "SELECT c.relname FROM pg_class c"
+    f" WHERE c.oid IN ({_CLAIMED_OIDS})"
+    " AND (c.reltuples < 0"
+    " OR pg_relation_size(c.oid) / current_setting('block_size')::int > 1.1 * c.relpages)"
+)
+
+
 async def migrate(engine: AsyncEngine) -> None:
     """Bring the schema to the newest migration (idempotent; safe with several processes on
-    PostgreSQL because Alembic's version table is updated in the migration's transaction)."""
-    async with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            # One migrator at a time when several processes start together.
-            from sqlalchemy import text
+    PostgreSQL because Alembic's version table is updated in the migration's transaction).
 
+    On PostgreSQL the claimed tables whose statistics are missing or behind their size are then
+    analyzed: a database filled while autovacuum was off or had not come round (a restore, a
+    bulk load) has none, and the planner then reads every job to claim a few
+    (docs/operations.md, "PostgreSQL")."""
+    async with engine.begin() as conn:
+        postgres = conn.dialect.name == "postgresql"
+        if postgres:
+            # One migrator at a time when several processes start together.
             await conn.execute(text("SELECT pg_advisory_xact_lock(7212345)"))
         await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "head"))
+        if postgres:
+            stale = (await conn.execute(_UNANALYZED)).scalars().all()
+            if stale:
+                await conn.execute(text(f"ANALYZE {', '.join(stale)}"))
 
 
 _sqlite_write_locks: WeakKeyDictionary[AsyncEngine, asyncio.Lock] = WeakKeyDictionary()

@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    func,
 )
 
 from horarium.store.types import UTCDateTime
@@ -46,6 +47,12 @@ job_collections = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Index(None, "subscription_id", "resource_group"),
+)
+# Listings match subscription and resource group case-insensitively (ARM rule).
+Index(
+    "ix_job_collections_lower_subscription_id",
+    func.lower(job_collections.c.subscription_id),
+    func.lower(job_collections.c.resource_group),
 )
 
 jobs = Table(

@@ -21,6 +21,10 @@ class RunDialect:
     """PostgreSQL's behaviour, the default."""
 
     name = "postgresql"
+    # Choose the due jobs from `jobs` alone (the collection's state as a NOT EXISTS) and join
+    # the collection to the chosen ones: without statistics PostgreSQL's planner would otherwise
+    # loop over every collection's jobs and sort every due row before the LIMIT.
+    due_jobs_before_collections = True
 
     def lock(self, query: Select[Any], *, skip_locked: bool = False, of: Any = None) -> Select[Any]:
         """`query` locking the rows it reads (of table `of`) until the transaction ends;
@@ -43,6 +47,7 @@ class RunDialect:
 
 class SQLiteDialect(RunDialect):
     name = "sqlite"
+    due_jobs_before_collections = False  # SQLite plans the join in index order either way
 
     def lock(self, query: Select[Any], *, skip_locked: bool = False, of: Any = None) -> Select[Any]:
         return query  # the transaction holds the database's write lock already

@@ -77,26 +77,10 @@ class Statements:
 
     def _claims(self, dialect: RunDialect) -> None:
         # Due jobs with what an attempt needs, oldest first.
-        self.due_jobs = dialect.lock(
-            select(
-                *JOB_INFO,
-                jobs.c.next_execution_at,
-                jobs.c.next_repeat,
-                jobs.c.schedule_set_at,
-                jobs.c.lease_owner,
-            )
-            .join(job_collections, job_collections.c.id == jobs.c.collection_id)
-            .where(
-                jobs.c.next_execution_at
-                <= bindparam("horizon", type_=jobs.c.next_execution_at.type),
-                jobs.c.state == JobState.ENABLED,
-                job_collections.c.state == CollectionState.ENABLED,
-                or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= _NOW),
-            )
-            .order_by(jobs.c.next_execution_at)
-            .limit(_LIMIT),
-            skip_locked=True,
-            of=jobs,
+        self.due_jobs = (
+            _due_jobs_then_collections(dialect)
+            if dialect.due_jobs_before_collections
+            else _due_jobs_joined(dialect)
         )
         self.lease_jobs = (
             update(jobs)
@@ -230,6 +214,80 @@ class Statements:
             .where(job_executions.c.id.in_(_IDS))
             .values(phase=Phase.ERROR, attempt=0, due_at=_NOW, lease_owner=None)
         )
+
+
+_DUE = and_(
+    jobs.c.next_execution_at <= bindparam("horizon", type_=jobs.c.next_execution_at.type),
+    jobs.c.state == JobState.ENABLED,
+    or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= _NOW),
+)
+_DUE_TAIL = (
+    jobs.c.next_execution_at,
+    jobs.c.next_repeat,
+    jobs.c.schedule_set_at,
+    jobs.c.lease_owner,
+)
+
+
+def _due_jobs_joined(dialect: RunDialect) -> Any:
+    """Due jobs of Enabled collections joined to their collection in one SELECT."""
+    return dialect.lock(
+        select(*JOB_INFO, *_DUE_TAIL)
+        .join(job_collections, job_collections.c.id == jobs.c.collection_id)
+        .where(_DUE, job_collections.c.state == CollectionState.ENABLED)
+        .order_by(jobs.c.next_execution_at)
+        .limit(_LIMIT),
+        skip_locked=True,
+        of=jobs,
+    )
+
+
+def _due_jobs_then_collections(dialect: RunDialect) -> Any:
+    """The same rows: the due jobs chosen from `jobs` (index order, LIMIT, locked), then their
+    collections joined to the chosen ones only."""
+    stopped = (
+        select(job_collections.c.id)
+        .where(
+            job_collections.c.id == jobs.c.collection_id,
+            job_collections.c.state != CollectionState.ENABLED,
+        )
+        .exists()
+    )
+    chosen = dialect.lock(
+        select(
+            jobs.c.id,
+            jobs.c.collection_id,
+            jobs.c.name,
+            jobs.c.definition,
+            jobs.c.state,
+            jobs.c.version,
+            *_DUE_TAIL,
+        )
+        .where(_DUE, ~stopped)
+        .order_by(jobs.c.next_execution_at)
+        .limit(_LIMIT),
+        skip_locked=True,
+        of=jobs,
+    ).subquery("due")
+    c = job_collections.c
+    return (
+        select(
+            chosen.c.id,
+            chosen.c.name,
+            chosen.c.definition,
+            chosen.c.state,
+            chosen.c.version,
+            c.subscription_id,
+            c.resource_group,
+            c.name.label("collection"),
+            chosen.c.next_execution_at,
+            chosen.c.next_repeat,
+            chosen.c.schedule_set_at,
+            chosen.c.lease_owner,
+        )
+        .join_from(chosen, job_collections, c.id == chosen.c.collection_id)
+        .order_by(chosen.c.next_execution_at)
+    )
 
 
 def _status_updates(stamp: Any) -> tuple[Any, Any]:

@@ -1,0 +1,207 @@
+"""How the databases run the store's hot queries: the statements are captured as the store
+functions run them, then explained (EXPLAIN on PostgreSQL, EXPLAIN QUERY PLAN on SQLite)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event, insert, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from horarium.model.names import CollectionName
+from horarium.store import collections as collections_store
+from horarium.store.db import create_engine, migrate
+from horarium.store.runs.store import Runs
+from horarium.store.runs.vocabulary import Decision, DueJob, FaultJob
+from horarium.store.schema import jobs
+from support import fresh_pg_database
+
+NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+Statement = tuple[str, Any]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The same test on a SQLite file and on a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'plans.sqlite3'}"
+    else:
+        with fresh_pg_database() as url:
+            yield url
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    with fresh_pg_database() as url:
+        yield url
+
+
+@asynccontextmanager
+async def migrated(url: str) -> AsyncIterator[AsyncEngine]:
+    db = create_engine(url)
+    try:
+        await migrate(db)
+        yield db
+    finally:
+        await db.dispose()
+
+
+@contextmanager
+def captured(db: AsyncEngine) -> Iterator[list[Statement]]:
+    """The statements (SQL and parameters, as the driver gets them) run on `db` meanwhile."""
+    seen: list[Statement] = []
+
+    def record(_conn: Any, _cursor: Any, sql: str, params: Any, *_rest: Any) -> None:
+        seen.append((sql, params))
+
+    event.listen(db.sync_engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(db.sync_engine, "before_cursor_execute", record)
+
+
+def first_select(seen: list[Statement], where: Callable[[str], bool]) -> Statement:
+    return next(s for s in seen if s[0].lstrip().upper().startswith("SELECT") and where(s[0]))
+
+
+async def plan_of(db: AsyncEngine, statement: Statement) -> str:
+    """The database's plan of `statement`, one line per step."""
+    sql, params = statement
+    async with db.connect() as conn:
+        if db.dialect.name == "sqlite":
+            rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
+            return "\n".join(str(row[-1]) for row in rows)
+        rows = await conn.exec_driver_sql(f"EXPLAIN {sql}", params)
+        return "\n".join(str(row[0]) for row in rows)
+
+
+async def store_collections(db: AsyncEngine, subscriptions: int, per_subscription: int) -> None:
+    async with db.begin() as conn:
+        for s in range(subscriptions):
+            for c in range(per_subscription):
+                await collections_store.insert_one(
+                    conn,
+                    CollectionName(f"Sub-{s}", f"RG-{c % 3}", f"c{c}"),
+                    location="West US",
+                    state="Enabled",
+                    sku="Standard",
+                    document={},
+                    now=NOW,
+                )
+
+
+async def test_listing_a_subscriptions_collections_reads_them_by_index(db_url: str) -> None:
+    async with migrated(db_url) as db:
+        await store_collections(db, subscriptions=200, per_subscription=10)
+        if db.dialect.name == "postgresql":
+            async with db.begin() as conn:
+                await conn.execute(text("ANALYZE job_collections"))
+        with captured(db) as seen:
+            async with db.connect() as conn:
+                listed = await collections_store.list_all(conn, "SUB-7")
+                in_group = await collections_store.list_all(conn, "sub-7", "rg-1")
+        assert len(listed) == 10
+        assert {c.resource_group for c in in_group} == {"RG-1"}
+        for statement in seen:
+            plan = await plan_of(db, statement)
+            assert "ix_job_collections_lower_subscription_id" in plan, plan
+
+
+async def store_jobs(db: AsyncEngine, collections: int, per_collection: int, due: int) -> None:
+    """Recurring jobs spread over `collections` collections: `due` of them due at NOW, the
+    others within the next week."""
+    await store_collections(db, subscriptions=1, per_subscription=collections)
+    action = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/x", "method": "GET"}}
+    pick = random.Random(15)
+    rows = []
+    for i in range(collections * per_collection):
+        later = timedelta(seconds=pick.randint(60, 7 * 86400))
+        rows.append(
+            {
+                "collection_id": 1 + i % collections,
+                "key": f"job{i}",
+                "name": f"job{i}",
+                "definition": {
+                    "action": action,
+                    "recurrence": {"frequency": "Hour", "interval": 1},
+                },
+                "state": "Enabled",
+                "schedule_set_at": NOW - timedelta(days=1),
+                "created_at": NOW,
+                "updated_at": NOW,
+                "next_execution_at": NOW - timedelta(seconds=i % 50) if i < due else NOW + later,
+            }
+        )
+    async with db.begin() as conn:
+        for start in range(0, len(rows), 2000):
+            await conn.execute(insert(jobs), rows[start : start + 2000])
+
+
+@pytest.mark.postgres
+async def test_after_a_restart_postgres_claims_due_jobs_in_index_order(pg_url: str) -> None:
+    """A database filled while nothing analyzed it (autovacuum off or behind): once the
+    process starts again (migrations run), claiming reads the due jobs in `next_execution_at`
+    order and stops at the batch, rather than reading every job of every collection and
+    sorting every due one."""
+    async with migrated(pg_url) as db:
+        async with db.begin() as conn:
+            for table in ("jobs", "job_collections"):
+                await conn.execute(text(f"ALTER TABLE {table} SET (autovacuum_enabled = false)"))
+        await store_jobs(db, collections=50, per_collection=400, due=1000)
+        await migrate(db)  # what `serve` and `worker` do at start
+
+        def refuse(due: DueJob) -> Decision:
+            return FaultJob(due, "the test only looks at the claim's query")
+
+        runs = Runs(db, "test:1:plans")
+        with captured(db) as seen:
+            await runs.claim(NOW, 200, timedelta(minutes=5), refuse)
+        await runs.close()
+        plan = await plan_of(db, first_select(seen, lambda sql: "next_execution_at" in sql))
+        assert "Index Scan using ix_jobs_next_execution_at on jobs" in plan, plan
+        assert "Bitmap Heap Scan on jobs" not in plan, plan
+
+        analyzed = await analyze_count(db, "jobs")
+        await migrate(db)  # a restart with current statistics analyzes nothing
+        assert await analyze_count(db, "jobs") == analyzed
+
+
+async def analyze_count(db: AsyncEngine, table: str) -> int:
+    async with db.connect() as conn:
+        found = await conn.execute(
+            text("SELECT analyze_count FROM pg_stat_user_tables WHERE relname = :t"), {"t": table}
+        )
+        return int(found.scalar_one())
+
+
+@pytest.mark.postgres
+async def test_postgres_without_statistics_claims_without_walking_every_collection(
+    pg_url: str,
+) -> None:
+    """A database filled and never analyzed, the process not restarted (so no ANALYZE ran):
+    the claim does not walk each collection's jobs through their index, the plan that read
+    every stored job collection by collection (37 ms per claim against 0.9 ms). Without any
+    statistics PostgreSQL may still scan `jobs` once; the ANALYZE at start gives it the
+    index-ordered plan (the test above)."""
+    async with migrated(pg_url) as db:
+        async with db.begin() as conn:
+            for table in ("jobs", "job_collections"):
+                await conn.execute(text(f"ALTER TABLE {table} SET (autovacuum_enabled = false)"))
+        await store_jobs(db, collections=50, per_collection=400, due=1000)
+
+        def refuse(due: DueJob) -> Decision:
+            return FaultJob(due, "the test only looks at the claim's query")
+
+        runs = Runs(db, "test:1:plans")
+        with captured(db) as seen:
+            await runs.claim(NOW, 200, timedelta(minutes=5), refuse)
+        await runs.close()
+        plan = await plan_of(db, first_select(seen, lambda sql: "next_execution_at" in sql))
+        assert "ix_jobs_collection_id_key" not in plan, plan
