@@ -107,7 +107,9 @@ def test_a_job_skips_excluded_days_and_upcoming_marks_them(api: Api) -> None:
     assert "resolvedCalendars" not in response.text  # the internal copy is never shown
     assert properties["status"]["nextExecutionTime"] == "2031-01-03T14:00:00Z"
     listing = _upcoming(api, name, "daily", 3)
-    assert [(e["executionTime"], e["repeatCount"], e.get("skippedByCalendar")) for e in listing] == [
+    assert [
+        (e["executionTime"], e["repeatCount"], e.get("skippedByCalendar")) for e in listing
+    ] == [
         ("2031-01-03T14:00:00Z", 1, None),
         ("2031-01-04T14:00:00Z", None, "weekends"),
         ("2031-01-05T14:00:00Z", None, "weekends"),
@@ -118,7 +120,9 @@ def test_a_job_skips_excluded_days_and_upcoming_marks_them(api: Api) -> None:
 
 def test_the_last_business_day_of_the_month_at_18(api: Api) -> None:
     name = api.new_collection()
-    business = {"properties": {"weekends": True, "holidays": {"country": "US", "subdivision": "NY"}}}
+    business = {
+        "properties": {"weekends": True, "holidays": {"country": "US", "subdivision": "NY"}}
+    }
     assert api.put(_calendar(api, name, "business"), business).status_code == 201
     job = http_job(
         startTime="2031-01-01T00:00:00",
@@ -146,7 +150,9 @@ def test_the_last_business_day_of_the_month_at_18(api: Api) -> None:
 
 def test_an_ical_calendar_moves_executions_to_the_next_business_day(api: Api) -> None:
     name = api.new_collection()
-    assert api.put(_calendar(api, name, "closed"), {"properties": {"ical": ICAL}}).status_code == 201
+    assert (
+        api.put(_calendar(api, name, "closed"), {"properties": {"ical": ICAL}}).status_code == 201
+    )
     job = _daily(excludeCalendars=["closed"], onExcluded="nextbusinessday")
     created = api.put(api.job(name, "daily"), job).json()["properties"]
     assert created["recurrence"]["onExcluded"] == "NextBusinessDay"

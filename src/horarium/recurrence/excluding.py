@@ -119,7 +119,7 @@ def _calendars(properties: Mapping[str, Any], names: tuple[str, ...], plan: Plan
         found = by_key.get(name.lower())
         if found is None:
             raise RecurrenceError(
-                f"recurrence.excludeCalendars[{i}]", f"{name!r} is not a calendar of the collection"
+                f"recurrence.excludeCalendars[{i}]", f"{name!r} is not one of the calendars given"
             )
         canonical = read_calendar(found[1], f"calendars.{found[0]}")
         zoned.append(Zoned(found[0], canonical, plan.zone))
@@ -215,21 +215,19 @@ class ExcludingPlan(Plan):
             found = self._landing(found[0] + _ONE_US)
 
     def describe(self, instant: datetime) -> Occurrence:
-        """As `Plan.describe`; a moved execution's `wall` is the wall-clock time it asked for
-        on the day it moved to, `merged` when several executions landed on it."""
+        """As `Plan.describe`; for an execution a calendar moved, `wall` is the wall-clock time
+        it asked for on the day it moved to, and the marks are daylight saving's alone."""
         instant = _aware(instant).astimezone(UTC)
         landed = dict(self._batch(self._day(instant)).runs).get(instant)
-        if not landed or all(p.calendar is None for p in landed):
+        if not landed or any(p.calendar is None for p in landed):
             return self._base.describe(instant)
         local = instant.astimezone(self.zone)
         asked = datetime.combine(local.date(), landed[0].scheduled.astimezone(self.zone).time())
-        back = asked.replace(tzinfo=self.zone).astimezone(UTC).astimezone(self.zone)
+        first = asked.replace(tzinfo=self.zone, fold=0)
+        moved = first.astimezone(UTC).astimezone(self.zone).replace(tzinfo=None) != asked
+        twice = first.utcoffset() != asked.replace(tzinfo=self.zone, fold=1).utcoffset()
         return Occurrence(
-            instant=instant,
-            local=local,
-            wall=asked,
-            moved=back.replace(tzinfo=None) != asked,
-            merged=len(landed) > 1,
+            instant=instant, local=local, wall=asked, moved=moved, merged=twice and not moved
         )
 
     def outline(self, start: datetime, count: int) -> list[Run]:
