@@ -23,6 +23,7 @@ from itertools import islice
 from typing import Any
 
 from horarium.recurrence.api import Occurrence, Plan
+from horarium.recurrence.api import _created as checked_now
 from horarium.recurrence.api import plan as plan_series
 from horarium.recurrence.calendars import Calendars, Exclusion, Zoned, read_calendar
 from horarium.recurrence.errors import RecurrenceError
@@ -146,7 +147,7 @@ def preview(
 ) -> list[datetime]:
     """The next `count` executions (aware UTC) of a job created at `now`, `calendars` being the
     calendars it may list (by name, as the resource's `properties`)."""
-    compiled = plan(with_calendars(properties, calendars), created=now)
+    compiled = plan(with_calendars(properties, calendars), created=checked_now(now, "now"))
     wanted = count if compiled.count is None else min(count, compiled.count)
     if wanted <= 0:
         return []
