@@ -115,16 +115,21 @@ def _holidays(value: Any, path: str) -> dict[str, str]:
     if subdivision is not None and not isinstance(subdivision, str):
         raise RecurrenceError(f"{path}.subdivision", f"must be a string, not {_kind(subdivision)}")
     out = {"country": country.strip().upper()}
+    spellings: list[str | None] = [None]
     if subdivision is not None and subdivision.strip():
-        out["subdivision"] = subdivision.strip()
-    try:
-        holiday_tables.country_holidays(out["country"], subdiv=out.get("subdivision"))
-    except NotImplementedError as error:
-        field = "subdivision" if "subdivision" in str(error) else "country"
-        raise RecurrenceError(
-            f"{path}.{field}", f"not known to the holidays package ({error})"
-        ) from None
-    return out
+        spellings = list(dict.fromkeys([subdivision.strip(), subdivision.strip().upper()]))
+    error: NotImplementedError | None = None
+    for spelling in spellings:  # as given, then upper-case (most codes are: "NY", "BY")
+        try:
+            holiday_tables.country_holidays(out["country"], subdiv=spelling)
+        except NotImplementedError as refused:
+            error = error or refused
+            continue
+        if spelling is not None:
+            out["subdivision"] = spelling
+        return out
+    field = "subdivision" if "subdivision" in str(error) else "country"
+    raise RecurrenceError(f"{path}.{field}", f"not known to the holidays package ({error})")
 
 
 def _ical(value: Any, path: str) -> str:
