@@ -3,8 +3,9 @@
     .venv/bin/python bench/recurrence.py
 
 (a) the first execution after "now" for rules anchored 1 and 10 years back; (b) generating
-100,000 consecutive executions. Both libraries must give the same instants (checked). Prints a
-table and writes it into docs/benchmarks.md (section "Recurrence"; other sections are kept).
+100,000 consecutive executions. Both libraries must give the same instants (checked); (c) the
+same two with exclusion calendars (Horarium only). Prints a table and writes it into
+docs/benchmarks.md (section "Recurrence"; other sections are kept).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 from dateutil.rrule import DAILY, FR, MINUTELY, MONTHLY, rrule
 
-from horarium.recurrence import Plan, plan
+from horarium.recurrence import Plan, plan, with_calendars
 
 NOW = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
 CALLS = 20_000  # distinct "now" values per engine measurement
@@ -82,6 +83,21 @@ GENERATE_RULES: list[tuple[str, Recurrence, RuleMaker]] = [
 ]
 
 
+# (c): weekends and New York's public holidays, in each of the three modes.
+BUSINESS = {"business": {"weekends": True, "holidays": {"country": "US", "subdivision": "NY"}}}
+CALENDAR_CALLS = 2_000
+CALENDAR_GENERATED = 10_000
+CALENDAR_RULES: list[tuple[str, Recurrence]] = [
+    RULES[1][:2],
+    RULES[2][:2],
+    (
+        "last day of the month at 18:00",
+        {"frequency": "Month", "schedule": {"monthDays": [-1], "hours": [18], "minutes": [0]}},
+    ),
+]
+MODES = ("Skip", "NextBusinessDay", "PreviousBusinessDay")
+
+
 def _years_back(years: int) -> datetime:
     return NOW.replace(year=NOW.year - years, hour=10, minute=0)
 
@@ -135,6 +151,32 @@ def generate_rate(produce: Callable[[], list[datetime]]) -> tuple[float, list[da
         produced = produce()
         best = min(best, time.perf_counter() - began)
     return len(produced) / best, produced
+
+
+def calendar_rows() -> list[str]:
+    """(c): `Plan.after(now)` and generation with exclusion calendars, in America/New_York."""
+    rows: list[str] = []
+    for name, recurrence in CALENDAR_RULES:
+        for mode in MODES:
+            excluding = {**recurrence, "excludeCalendars": ["business"], "onExcluded": mode}
+            anchor = _years_back(1)
+            properties = with_calendars(
+                _properties(anchor, excluding, "America/New_York"), BUSINESS
+            )
+            compiled = plan(properties, created=anchor)
+            nows = [NOW + timedelta(seconds=127 * i) for i in range(CALENDAR_CALLS)]
+            began = time.perf_counter()
+            for now in nows:
+                compiled.after(now)
+            after_us = (time.perf_counter() - began) / CALENDAR_CALLS * 1e6
+            fresh = plan(properties, created=NOW)
+            began = time.perf_counter()
+            produced = list(islice(fresh.iter_from(NOW), CALENDAR_GENERATED))
+            rate = len(produced) / (time.perf_counter() - began)
+            row = f"| {name} | {mode} | {_us(after_us)} | {rate:,.0f}/s |"
+            rows.append(row)
+            print(row, flush=True)
+    return rows
 
 
 def _engine_run(compiled: Plan) -> list[datetime]:
@@ -239,6 +281,17 @@ def main() -> int:
         "wall-clock series check the zone's offset twice per run day, so a rule with few runs a "
         "day (daily at 3 set hours) generates well below its UTC rate, and below rrule's UTC "
         "rate. Minute and Hour series run in elapsed time and cost the same in any zone.",
+        "",
+        "### (c) With exclusion calendars",
+        "",
+        "Horarium alone, in America/New_York, the job listing one calendar (weekends and New"
+        " York's public holidays): `Plan.after(now)` over "
+        f"{CALENDAR_CALLS:,} distinct instants (a fresh plan, so the first calls of each day pay"
+        f" for computing it), and the first {CALENDAR_GENERATED:,} executions from now.",
+        "",
+        "| rule | onExcluded | after(now) | generating |",
+        "|---|---|---:|---:|",
+        *calendar_rows(),
         "",
     ]
     write_section("\n".join(lines))

@@ -60,11 +60,18 @@ def worker(**values: Any) -> None:
 @click.argument("file", type=click.File("r"))
 @click.option("--now", default=None, help="Creation instant (ISO 8601); default: now.")
 @click.option("--count", default=10, show_default=True, type=click.IntRange(min=1))
-def preview(file: Any, now: str | None, count: int) -> None:
+@click.option(
+    "--calendar",
+    "calendars",
+    multiple=True,
+    metavar="NAME=FILE",
+    help="An exclusion calendar the job may list (JSON: the resource or its properties).",
+)
+def preview(file: Any, now: str | None, count: int, calendars: tuple[str, ...]) -> None:
     """Print the next executions of a job (JSON file, or - for stdin)."""
     from horarium.preview_cli import run
 
-    raise SystemExit(run(file.read(), now=now, count=count))
+    raise SystemExit(run(file.read(), now=now, count=count, calendars=calendars))
 
 
 main.add_command(keys)

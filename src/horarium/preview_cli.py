@@ -1,20 +1,30 @@
 """`horarium preview FILE`: print a job's next executions, one per line.
 
 Each line: the UTC instant (ISO 8601), then the wall-clock time in the job's zone, then what
-daylight saving time did, if anything::
+daylight saving time and exclusion calendars (`--calendar NAME=FILE`) did, if anything::
 
     2019-03-10T08:30:00Z  2019-03-10 03:30:00 CDT  [DST: moved, 02:30:00 does not exist]
+    2031-01-04T14:00:00Z  2031-01-04 09:00:00 EST  [calendar weekends: skipped]
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TextIO
 
-from horarium.recurrence import Occurrence, RecurrenceError, plan, preview
+from horarium.recurrence import (
+    Occurrence,
+    RecurrenceError,
+    Run,
+    outline,
+    plan,
+    preview,
+    with_calendars,
+)
 
 USAGE_ERROR = 2
 
@@ -26,26 +36,59 @@ def run(
     count: int = 10,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    calendars: Sequence[str] = (),
 ) -> int:
-    """Preview the job JSON in `text` (a properties object or a whole job resource); the exit
-    code: 0, or 2 with a one-line error naming the field."""
+    """Preview the job JSON in `text` (a properties object or a whole job resource), with the
+    exclusion calendars given as ``NAME=FILE``; the exit code: 0, or 2 with a one-line error
+    naming the field."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        properties = _properties(text)
+        properties = with_calendars(_properties(text), _calendars(calendars))
         created = _now(now)
         if count < 1:
             raise RecurrenceError("--count", f"{count} is less than 1")
         compiled = plan(properties, created=created)
-        instants = preview(properties, now=created, count=count)
+        wanted = len(preview(properties, now=created, count=count))
+        runs = outline(compiled, compiled.created, wanted) if wanted else []
     except RecurrenceError as error:
         print(f"error: {error}", file=err)
         return USAGE_ERROR
-    if not instants:
+    if not runs:
         print("no executions: the series has already ended", file=err)
-    for instant in instants:
-        print(line(compiled.describe(instant)), file=out)
+    for run in runs:
+        print(_run_line(compiled.describe(run.instant or run.scheduled[0]), run), file=out)
     return 0
+
+
+def _run_line(occurrence: Occurrence, run: Run) -> str:
+    """`line`, with what a calendar did: skipped, or moved from the scheduled times."""
+    shown = line(occurrence)
+    if run.calendar is None:
+        return shown
+    if run.instant is None:
+        return f"{shown}  [calendar {run.calendar}: skipped]"
+    zone = occurrence.local.tzinfo
+    moved = ", ".join(t.astimezone(zone).strftime("%Y-%m-%d %H:%M") for t in run.scheduled)
+    return f"{shown}  [calendar {run.calendar}: runs for {moved}]"
+
+
+def _calendars(specs: Sequence[str]) -> dict[str, Any] | None:
+    """``NAME=FILE`` options as calendar properties by name (FILE: the resource or its
+    properties as JSON)."""
+    if not specs:
+        return None
+    found: dict[str, Any] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name.strip() or not path:
+            raise RecurrenceError("--calendar", f"{spec!r} is not NAME=FILE")
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise RecurrenceError("--calendar", f"{path}: {error.strerror}") from None
+        found[name.strip()] = _properties(text)
+    return found
 
 
 def line(occurrence: Occurrence) -> str:

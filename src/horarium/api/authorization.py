@@ -30,6 +30,7 @@ class Action:
 
 _COLLECTIONS = "jobCollections"
 _JOBS = "jobCollections/jobs"
+_CALENDARS = "jobCollections/calendars"
 
 # Every operation of horarium.api.routes (its operation_id) and the action it performs.
 ACTIONS: dict[str, Action] = {
@@ -50,6 +51,11 @@ ACTIONS: dict[str, Action] = {
     "Jobs_ListJobHistory": Action(f"{_JOBS}/history/read", Access.READ),
     "Jobs_ListUpcoming": Action(f"{_JOBS}/upcoming/read", Access.READ),
     "Jobs_PreviewUpcoming": Action(f"{_JOBS}/upcoming/action", Access.READ),
+    # Horarium's exclusion calendars
+    "Calendars_List": Action(f"{_CALENDARS}/read", Access.READ),
+    "Calendars_Get": Action(f"{_CALENDARS}/read", Access.READ),
+    "Calendars_CreateOrUpdate": Action(f"{_CALENDARS}/write", Access.WRITE),
+    "Calendars_Delete": Action(f"{_CALENDARS}/delete", Access.WRITE),
     # Horarium's dashboard extensions (horarium.api.dashboard_routes)
     "Failures_List": Action(f"{_JOBS}/history/read", Access.READ),
     "Engine_Get": Action("engine/read", Access.READ, every_subscription=True),
@@ -98,4 +104,6 @@ def _scope(params: dict[str, str]) -> str:
         scope += f"/providers/{PROVIDER}/jobCollections/{params['jobCollectionName']}"
     if "jobName" in params:
         scope += f"/jobs/{params['jobName']}"
+    if "calendarName" in params:
+        scope += f"/calendars/{params['calendarName']}"
     return scope

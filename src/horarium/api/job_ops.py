@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.api.calendar_ops import resolve as resolve_calendars
 from horarium.api.collection_ops import require as require_collection
 from horarium.api.resuming import resumed_state
 from horarium.model import enums, quota
@@ -114,6 +115,7 @@ async def put(
     collection = await require_collection(conn, name, lock=True)
     existing = await jobs.get(conn, collection.id, job_name)
     wanted = _with_kept_secrets(properties, existing)
+    wanted = JobInput(await resolve_calendars(conn, collection, wanted.definition), wanted.state)
     state = wanted.state or JobState.ENABLED
     if existing is not None and existing.state in enums.FINAL_JOB_STATES:
         if state != existing.state:
@@ -175,6 +177,7 @@ async def patch(
     existing = await require(conn, collection, job_name)
     base = stored_properties(masked(existing.definition), existing.state)
     wanted = _with_kept_secrets(merge_patch(base, changes), existing)
+    wanted = JobInput(await resolve_calendars(conn, collection, wanted.definition), wanted.state)
     state = wanted.state or existing.state
     if existing.state in enums.FINAL_JOB_STATES:
         if state != existing.state:

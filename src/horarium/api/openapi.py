@@ -12,6 +12,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from horarium.api.calendar_schema import add_calendar_schemas
+
 SPEC = Path(__file__).with_name("scheduler-2016-03-01.json")
 
 _ERROR = {
@@ -178,6 +180,7 @@ def azure_schemas() -> dict[str, Any]:
         },
     }
     schemas["EngineStatus"] = _ENGINE
+    add_calendar_schemas(schemas)
     return schemas
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
-from horarium.api import collection_ops, history_ops, job_ops, upcoming
+from horarium.api import calendar_ops, collection_ops, history_ops, job_ops, upcoming
 from horarium.api.authorization import authorize
 from horarium.api.query import DEFAULT_PAGE, next_link, parse_filter
 from horarium.api.wire import ArmJSONResponse, empty, read_json, style_for
@@ -27,6 +27,7 @@ GROUP = SUBSCRIPTION + "/resourceGroups/{resourceGroupName}"
 COLLECTIONS = "/providers/Microsoft.Scheduler/jobCollections"
 COLLECTION = GROUP + COLLECTIONS + "/{jobCollectionName}"
 JOB = COLLECTION + "/jobs/{jobName}"
+CALENDAR = COLLECTION + "/calendars/{calendarName}"
 
 
 def _api_version(
@@ -93,23 +94,24 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-async def _body(request: Request) -> Any:
+async def _body(request: Request, limit: int = MAX_REQUEST_BYTES) -> Any:
     length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > MAX_REQUEST_BYTES:
-        raise _too_large()
+    if length and length.isdigit() and int(length) > limit:
+        raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_REQUEST_BYTES:
-            raise _too_large()
+        if size > limit:
+            raise _too_large(limit)
         chunks.append(chunk)
     return read_json(b"".join(chunks))
 
 
-def _too_large() -> ApiError:
+def _too_large(limit: int = MAX_REQUEST_BYTES) -> ApiError:
+    why = "a job may be at most 16 KB" if limit == MAX_REQUEST_BYTES else "a calendar's ical 1 MB"
     error = ApiError(
-        f"The request body is larger than {MAX_REQUEST_BYTES} bytes (a job may be at most 16 KB).",
+        f"The request body is larger than {limit} bytes ({why}).",
         code="RequestEntityTooLarge",
     )
     error.status = 413
@@ -394,3 +396,61 @@ async def post_upcoming(
     return ArmJSONResponse(
         await _read(request, lambda c: upcoming.for_definition(c, name, jobName, raw, count, now))
     )
+
+
+# -- beyond Azure: exclusion calendars (docs/recurrence.md §8) --------------------------------
+
+CalendarPart = Annotated[str, Path(description="The calendar name.")]
+MAX_CALENDAR_BYTES = 4 * 1024 * 1024  # an ical document of 1 MB, escaped in JSON
+
+
+@router.get(
+    COLLECTION + "/calendars",
+    operation_id="Calendars_List",
+    responses=_ok("CalendarListResult", 200),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def list_calendars(request: Request, name: Collection) -> Response:
+    """The collection's exclusion calendars, by name."""
+    return ArmJSONResponse(await _read(request, lambda c: calendar_ops.list_all(c, name)))
+
+
+@router.get(
+    CALENDAR,
+    operation_id="Calendars_Get",
+    responses=_ok("CalendarDefinition", 200),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def get_calendar(request: Request, name: Collection, calendarName: CalendarPart) -> Response:
+    return ArmJSONResponse(await _read(request, lambda c: calendar_ops.get(c, name, calendarName)))
+
+
+@router.put(
+    CALENDAR,
+    operation_id="Calendars_CreateOrUpdate",
+    openapi_extra=_body_doc("CalendarDefinition"),
+    responses=_ok("CalendarDefinition", 200, 201),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def put_calendar(request: Request, name: Collection, calendarName: CalendarPart) -> Response:
+    """Create or replace a calendar; the jobs that list it are scheduled again."""
+    raw = await _body(request, MAX_CALENDAR_BYTES)
+    status, body = await _store(request).write(
+        lambda c: calendar_ops.put(c, name, calendarName, raw, _now())
+    )
+    _changed(request)
+    return ArmJSONResponse(body, status_code=status)
+
+
+@router.delete(
+    CALENDAR, operation_id="Calendars_Delete", responses=_EMPTY, tags=["Horarium extensions"]
+)
+async def delete_calendar(
+    request: Request, name: Collection, calendarName: CalendarPart
+) -> Response:
+    """Delete a calendar (409 while a job lists it)."""
+    await _store(request).write(lambda c: calendar_ops.delete(c, name, calendarName))
+    return empty()

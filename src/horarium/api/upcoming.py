@@ -1,25 +1,25 @@
 """Beyond Azure: the next executions of a job (stored, or a definition not saved yet), in UTC and
-on the job's wall clock, with what daylight saving time does to them."""
+on the job's wall clock, with what daylight saving time and exclusion calendars do to them."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from itertools import islice
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.api import job_ops
+from horarium.api.calendar_ops import resolve as resolve_calendars
 from horarium.api.collection_ops import require as require_collection
 from horarium.model import datetimes
 from horarium.model.enums import FINAL_JOB_STATES
 from horarium.model.job import parse_job, properties_of
 from horarium.model.names import CollectionName, check_job_name
 from horarium.model.schedule import compile_plan
-from horarium.recurrence import Plan
+from horarium.recurrence import Plan, Run, outline
 
 
-def _describe(series: Plan, instant: datetime, repeat: int) -> dict[str, Any]:
+def _describe(series: Plan, instant: datetime, repeat: int | None) -> dict[str, Any]:
     seen = series.describe(instant)
     dst = seen.local.dst()
     return {
@@ -48,15 +48,26 @@ def _listing(series: Plan, start: datetime | None, first_repeat: int, count: int
     if series.count is not None:
         wanted = max(0, min(count, series.count - first_repeat + 1))
     if start is None or not wanted:
-        instants: list[datetime] = []
+        runs: list[Run] = []
     elif not series.recurring:
-        instants = [start]
+        runs = [Run(start, (start,), None)]
     else:
-        instants = list(islice(series.iter_from(start), wanted))
-    return {
-        "value": [_describe(series, t, first_repeat + i) for i, t in enumerate(instants)],
-        "nextLink": None,
-    }
+        runs = outline(series, start, wanted)
+    value: list[dict[str, Any]] = []
+    repeat = first_repeat
+    for run in runs:
+        if run.instant is None:  # skipped by a calendar: it does not run, nor count
+            value.append(
+                {**_describe(series, run.scheduled[0], None), "skippedByCalendar": run.calendar}
+            )
+            continue
+        entry = _describe(series, run.instant, repeat)
+        repeat += 1
+        if run.calendar is not None:
+            entry["movedByCalendar"] = run.calendar
+            entry["scheduledExecutionTimes"] = [datetimes.format_instant(t) for t in run.scheduled]
+        value.append(entry)
+    return {"value": value, "nextLink": None}
 
 
 async def for_job(
@@ -83,6 +94,7 @@ async def for_definition(
     """An unsaved definition, as if it were created now."""
     check_job_name(job_name)
     definition = parse_job(properties_of(raw)).definition
-    await require_collection(conn, name)
+    collection = await require_collection(conn, name)
+    definition = await resolve_calendars(conn, collection, definition)
     series = compile_plan(definition, now)
     return _listing(series, series.first, 1, count)

@@ -17,6 +17,7 @@ from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
 from horarium.model.keys import ListOf, Shape, canonical_keys
 from horarium.model.names import JOB_TYPE
+from horarium.recurrence import MODES as ON_EXCLUDED
 
 MAX_JOB_BYTES = 16 * 1024
 RECURRENCE_FREQUENCIES = (*enums.FREQUENCIES, "Year")
@@ -35,6 +36,8 @@ RECURRENCE_SHAPE: dict[str, Shape] = {
     "endTime": None,
     "schedule": SCHEDULE_SHAPE,
     "timeZone": None,
+    "excludeCalendars": None,
+    "onExcluded": None,
 }
 PROPERTIES_SHAPE: dict[str, Shape] = {
     "startTime": None,
@@ -124,6 +127,9 @@ def _recurrence(raw: Any) -> Any:
     found = enums.find(out.get("frequency"), RECURRENCE_FREQUENCIES)
     if found:
         out["frequency"] = found
+    out["onExcluded"] = enums.find(out.get("onExcluded"), ON_EXCLUDED) or out.get("onExcluded")
+    if out["onExcluded"] is None:
+        del out["onExcluded"]
     if out.get("endTime") is not None:
         out["endTime"] = _instant_text(out["endTime"])
     schedule = out.get("schedule")
@@ -216,6 +222,9 @@ def _render_recurrence(recurrence: dict[str, Any], has_zone: bool) -> dict[str, 
         out["schedule"] = rendered
     if "timeZone" in recurrence:
         out["timeZone"] = recurrence["timeZone"]
+    for key in ("excludeCalendars", "onExcluded"):  # exclusion calendars (Horarium)
+        if key in recurrence:
+            out[key] = recurrence[key]
     return out
 
 

@@ -18,8 +18,13 @@ Public surface (other packages import only these names):
     - ``count`` — recurrence.count or None; ``end`` — endTime as aware UTC or None.
     - ``zone`` — the job's ZoneInfo; ``recurring`` — False for one-time jobs.
     - ``describe(instant) -> Occurrence`` — the wall-clock time in the zone and DST marks.
-- `preview(properties, *, now, count=10) -> list[datetime]`: the next `count` executions of a
-  job created at `now` (count of the recurrence honoured).
+- `preview(properties, *, now, count=10, calendars=None) -> list[datetime]`: the next `count`
+  executions of a job created at `now` (count of the recurrence honoured); `calendars`: the
+  exclusion calendars it may list, by name, as the calendar resource's `properties`.
+- Exclusion calendars (`recurrence.excludeCalendars`, `recurrence.onExcluded`): `plan` reads
+  their properties from the definition's internal `resolvedCalendars` (`RESOLVED`);
+  `read_calendar` validates a calendar's properties; `outline(plan, start, count)` lists runs
+  and skipped executions with the calendar that moved or skipped them.
 - `parse_instant(value, zone=None) -> datetime`: an ISO 8601 value read as `startTime` /
   `endTime` are (offset or Z: that instant; none: wall-clock time in `zone`; date only:
   midnight in `zone`), as aware UTC.
@@ -27,13 +32,31 @@ Public surface (other packages import only these names):
 Decisions where the design doc is silent: docs/recurrence.md.
 """
 
-from horarium.recurrence.api import (
-    Occurrence,
-    Plan,
-    RecurrenceError,
-    parse_instant,
+from horarium.recurrence.api import Occurrence, Plan, RecurrenceError, parse_instant
+from horarium.recurrence.calendars import read_calendar
+from horarium.recurrence.excluding import (
+    MODES,
+    RESOLVED,
+    Run,
+    exclusion_names,
+    outline,
     plan,
     preview,
+    with_calendars,
 )
 
-__all__ = ["Occurrence", "Plan", "RecurrenceError", "parse_instant", "plan", "preview"]
+__all__ = [
+    "MODES",
+    "RESOLVED",
+    "Occurrence",
+    "Plan",
+    "RecurrenceError",
+    "Run",
+    "exclusion_names",
+    "outline",
+    "parse_instant",
+    "plan",
+    "preview",
+    "read_calendar",
+    "with_calendars",
+]

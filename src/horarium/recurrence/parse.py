@@ -29,6 +29,8 @@ ALLOWED_SCHEDULE = {
     "Year": ("hours", "minutes"),
 }
 RECURRENCE_FIELDS = ("frequency", "interval", "count", "endTime", "schedule", "timeZone")
+# Exclusion calendars: validated by `excluding.plan` (names, onExcluded) and `calendars`.
+CALENDAR_FIELDS = ("excludeCalendars", "onExcluded")
 OCCURRENCE_FIELDS = ("day", "occurrence")
 
 # Instants outside this range are refused: no job runs before 1900, and the series needs room
@@ -81,7 +83,8 @@ def read_rule(properties: Mapping[str, Any]) -> Rule:
         )
     if not isinstance(recurrence, Mapping):
         raise RecurrenceError("recurrence", f"must be an object, not {_kind(recurrence)}")
-    fields = _fields(recurrence, "recurrence", RECURRENCE_FIELDS, strict=True)
+    known = (*RECURRENCE_FIELDS, *CALENDAR_FIELDS)
+    fields = _fields(recurrence, "recurrence", known, strict=True)
     zone = _zone(fields.get("timeZone"))
     start = _when(top.get("startTime"), zone, "startTime")
     frequency = _frequency(fields.get("frequency"))

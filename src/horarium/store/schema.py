@@ -163,3 +163,24 @@ engine_marks = Table(
     Column("name", String(50), primary_key=True),
     Column("value", BigInteger, nullable=False),
 )
+
+# Exclusion calendars of a collection (Horarium extension; SQL in horarium.store.calendars). The
+# jobs that list one carry a copy of its properties in their definition (`resolvedCalendars`),
+# rewritten with every calendar write.
+calendars = Table(
+    "calendars",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "collection_id",
+        Integer,
+        ForeignKey("job_collections.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("key", String(100), nullable=False),  # lower(name), unique within the collection
+    Column("name", String(100), nullable=False),
+    Column("properties", JSON, nullable=False),  # canonical: dates, ranges, holidays, ical, …
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index(None, "collection_id", "key", unique=True),
+)

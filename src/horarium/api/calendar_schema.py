@@ -1,0 +1,122 @@
+"""The OpenAPI schemas of exclusion calendars (a Horarium extension): the calendar resource,
+the job's `recurrence.excludeCalendars` / `onExcluded`, and the upcoming list's calendar marks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_CALENDAR_PROPERTIES = {
+    "type": "object",
+    "description": "What the calendar excludes (docs/recurrence.md, 'Exclusion calendars').",
+    "properties": {
+        "dates": {
+            "type": "array",
+            "maxItems": 1000,
+            "items": {"type": "string", "format": "date"},
+            "description": "Days excluded whole (YYYY-MM-DD), in each job's time zone.",
+        },
+        "ranges": {
+            "type": "array",
+            "maxItems": 1000,
+            "items": {
+                "type": "object",
+                "required": ["start", "end"],
+                "properties": {
+                    "start": {"type": "string", "description": "ISO 8601 date-time"},
+                    "end": {"type": "string", "description": "ISO 8601 date-time, exclusive"},
+                },
+            },
+            "description": "Spans excluded; without an offset read on each job's wall clock.",
+        },
+        "holidays": {
+            "type": "object",
+            "required": ["country"],
+            "properties": {
+                "country": {"type": "string", "examples": ["US"]},
+                "subdivision": {"type": "string", "examples": ["NY"]},
+            },
+            "description": "Public holidays of the `holidays` package, excluded whole.",
+        },
+        "ical": {
+            "type": "string",
+            "maxLength": 1000000,
+            "description": "An iCalendar document (at most 1 MB); its events, recurring ones"
+            " included, are excluded.",
+        },
+        "weekends": {"type": "boolean", "description": "true: Saturdays and Sundays excluded."},
+    },
+}
+
+_CALENDAR = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "readOnly": True},
+        "type": {
+            "type": "string",
+            "readOnly": True,
+            "examples": ["Microsoft.Scheduler/jobCollections/calendars"],
+        },
+        "name": {"type": "string", "readOnly": True},
+        "properties": {"$ref": "#/components/schemas/CalendarProperties"},
+    },
+}
+
+_RECURRENCE = {
+    "excludeCalendars": {
+        "type": "array",
+        "maxItems": 10,
+        "items": {"type": "string"},
+        "description": "Horarium extension: calendars of the collection whose days or times"
+        " the job does not run on.",
+    },
+    "onExcluded": {
+        "type": "string",
+        "enum": ["Skip", "NextBusinessDay", "PreviousBusinessDay"],
+        "description": "Horarium extension: what happens to an excluded execution (default"
+        " Skip); the others move it to the same wall-clock time on the nearest day no listed"
+        " calendar excludes.",
+    },
+}
+
+_UPCOMING = {
+    "movedByCalendar": {
+        "type": "string",
+        "description": "The calendar that excluded the scheduled time; it runs here instead.",
+    },
+    "scheduledExecutionTimes": {
+        "type": "array",
+        "items": {"type": "string", "format": "date-time"},
+        "description": "The schedule's times (UTC) this execution stands for, when moved.",
+    },
+    "skippedByCalendar": {
+        "type": "string",
+        "description": "The calendar that excluded this scheduled time: it does not run"
+        " (executionTime is the scheduled time; repeatCount is null).",
+    },
+}
+
+
+def add_calendar_schemas(schemas: dict[str, Any]) -> None:
+    """Add the calendar schemas to the document's component schemas."""
+    schemas["CalendarProperties"] = _CALENDAR_PROPERTIES
+    schemas["CalendarDefinition"] = _CALENDAR
+    schemas["CalendarListResult"] = {
+        "type": "object",
+        "properties": {
+            "value": {
+                "type": "array",
+                "items": {"$ref": "#/components/schemas/CalendarDefinition"},
+            },
+            "nextLink": {"type": ["string", "null"]},
+        },
+    }
+    recurrence = dict(schemas["JobRecurrence"])
+    recurrence["properties"] = {**recurrence["properties"], **_RECURRENCE}
+    schemas["JobRecurrence"] = recurrence
+    upcoming = dict(schemas["UpcomingExecution"])
+    upcoming["properties"] = {
+        **upcoming["properties"],
+        **_UPCOMING,
+        "repeatCount": {"type": ["integer", "null"]},
+    }
+    schemas["UpcomingExecution"] = upcoming

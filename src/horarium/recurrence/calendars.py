@@ -1,0 +1,340 @@
+"""Exclusion calendars: validating a calendar's properties, and reading one in a job's zone.
+
+A calendar's `properties` (docs/recurrence.md, "Exclusion calendars"):
+- `dates`: days (``YYYY-MM-DD``) excluded whole;
+- `ranges`: ``{"start", "end"}`` date-times, `end` exclusive; without an offset they are read on
+  the job's wall clock, a date alone is midnight;
+- `holidays`: ``{"country": "US", "subdivision": "NY"}``, the public holidays of the `holidays`
+  package, excluded whole;
+- `ical`: an iCalendar document; its events (recurring ones expanded) are excluded: an all-day
+  event its days, a timed event its time (floating times on the job's wall clock);
+- `weekends`: true excludes Saturdays and Sundays.
+
+`read_calendar` validates and returns the canonical properties (what is stored); `Zoned` answers
+"is this instant excluded, by which calendar, until when" for one job's zone.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import holidays as holiday_tables
+import icalendar
+import recurring_ical_events
+
+from horarium.recurrence.errors import RecurrenceError
+from horarium.recurrence.parse import parse_when
+from horarium.recurrence.zones import UTC_ZONE
+
+CALENDAR_FIELDS = ("dates", "ranges", "holidays", "ical", "weekends")
+HOLIDAY_FIELDS = ("country", "subdivision")
+RANGE_FIELDS = ("start", "end")
+MAX_ITEMS = 1000  # dates, ranges
+MAX_ICAL_BYTES = 1_000_000
+_ICAL_CACHE = 32  # parsed documents kept
+
+Span = tuple[datetime, datetime]  # aware UTC, end exclusive
+
+
+def read_calendar(properties: Any, path: str = "properties") -> dict[str, Any]:
+    """Validate a calendar's `properties`; the canonical form (field names as documented,
+    dates sorted and unique, the holiday country upper-case). Raises `RecurrenceError` naming
+    the field (``properties.ranges[2].end``)."""
+    if not isinstance(properties, Mapping):
+        raise RecurrenceError(path, f"must be an object, not {_kind(properties)}")
+    fields = _fields(properties, path, CALENDAR_FIELDS)
+    out: dict[str, Any] = {}
+    if "dates" in fields:
+        out["dates"] = _dates(fields["dates"], f"{path}.dates")
+    if "ranges" in fields:
+        out["ranges"] = _ranges(fields["ranges"], f"{path}.ranges")
+    if "holidays" in fields:
+        out["holidays"] = _holidays(fields["holidays"], f"{path}.holidays")
+    if "ical" in fields:
+        out["ical"] = _ical(fields["ical"], f"{path}.ical")
+    if "weekends" in fields:
+        if not isinstance(fields["weekends"], bool):
+            raise RecurrenceError(
+                f"{path}.weekends", f"must be true or false, not {_kind(fields['weekends'])}"
+            )
+        out["weekends"] = fields["weekends"]
+    return out
+
+
+def _dates(value: Any, path: str) -> list[str]:
+    items = _list(value, path)
+    found: set[date] = set()
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise RecurrenceError(f"{path}[{i}]", f"must be a YYYY-MM-DD string, not {_kind(item)}")
+        try:
+            found.add(date.fromisoformat(item.strip()))
+        except ValueError:
+            raise RecurrenceError(f"{path}[{i}]", f"{item!r} is not a YYYY-MM-DD date") from None
+    return [d.isoformat() for d in sorted(found)]
+
+
+def _ranges(value: Any, path: str) -> list[dict[str, str]]:
+    items = _list(value, path)
+    out: list[dict[str, str]] = []
+    for i, item in enumerate(items):
+        here = f"{path}[{i}]"
+        if not isinstance(item, Mapping):
+            raise RecurrenceError(here, f"must be an object with start and end, not {_kind(item)}")
+        fields = _fields(item, here, RANGE_FIELDS)
+        for name in RANGE_FIELDS:
+            if name not in fields:
+                raise RecurrenceError(f"{here}.{name}", "is required")
+            if not isinstance(fields[name], str):
+                raise RecurrenceError(
+                    f"{here}.{name}",
+                    f"must be an ISO 8601 date-time string, not {_kind(fields[name])}",
+                )
+        start = parse_when(fields["start"], UTC_ZONE, f"{here}.start")
+        end = parse_when(fields["end"], UTC_ZONE, f"{here}.end")
+        if end.instant <= start.instant:  # compared in UTC; each job reads them in its zone
+            raise RecurrenceError(f"{here}.end", "must be after start")
+        out.append({"start": fields["start"].strip(), "end": fields["end"].strip()})
+    return out
+
+
+def _holidays(value: Any, path: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise RecurrenceError(path, f"must be an object with a country, not {_kind(value)}")
+    fields = _fields(value, path, HOLIDAY_FIELDS)
+    country = fields.get("country")
+    if not isinstance(country, str) or not country.strip():
+        raise RecurrenceError(f"{path}.country", "is required: an ISO 3166 country code")
+    subdivision = fields.get("subdivision")
+    if subdivision is not None and not isinstance(subdivision, str):
+        raise RecurrenceError(f"{path}.subdivision", f"must be a string, not {_kind(subdivision)}")
+    out = {"country": country.strip().upper()}
+    spellings: list[str | None] = [None]
+    if subdivision is not None and subdivision.strip():
+        spellings = list(dict.fromkeys([subdivision.strip(), subdivision.strip().upper()]))
+    error: NotImplementedError | None = None
+    for spelling in spellings:  # as given, then upper-case (most codes are: "NY", "BY")
+        try:
+            holiday_tables.country_holidays(out["country"], subdiv=spelling)
+        except NotImplementedError as refused:
+            error = error or refused
+            continue
+        if spelling is not None:
+            out["subdivision"] = spelling
+        return out
+    field = "subdivision" if "subdivision" in str(error) else "country"
+    raise RecurrenceError(f"{path}.{field}", f"not known to the holidays package ({error})")
+
+
+def _ical(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise RecurrenceError(
+            path, f"must be an iCalendar document as a string, not {_kind(value)}"
+        )
+    size = len(value.encode())
+    if size > MAX_ICAL_BYTES:
+        raise RecurrenceError(path, f"is {size} bytes; at most {MAX_ICAL_BYTES} (1 MB)")
+    try:
+        events = _events_of(value)
+        events.between(date(2000, 1, 1), date(2000, 1, 2))  # reads every event's rules
+    except Exception as error:  # the libraries raise many kinds for a bad document
+        raise RecurrenceError(path, f"not a valid iCalendar document ({error})") from None
+    return value
+
+
+@lru_cache(maxsize=_ICAL_CACHE)
+def _events_of(text: str) -> Any:
+    """The document's events, parsed once per document text (documents are immutable)."""
+    calendar = icalendar.Calendar.from_ical(text)
+    if not isinstance(calendar, icalendar.Calendar) or calendar.name != "VCALENDAR":
+        raise ValueError("the document is not a VCALENDAR")
+    return recurring_ical_events.of(calendar)
+
+
+@lru_cache(maxsize=256)
+def _holiday_dates(country: str, subdivision: str | None, year: int) -> frozenset[date]:
+    return frozenset(holiday_tables.country_holidays(country, subdiv=subdivision, years=year))
+
+
+# ---------------------------------------------------------------------------------------------
+# A calendar read in one job's zone
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """Why an instant is excluded: the calendar, and until when (at least) the exclusion lasts."""
+
+    calendar: str
+    until: datetime  # aware UTC
+
+
+class Zoned:
+    """One calendar, its wall-clock values read in `zone`."""
+
+    def __init__(self, name: str, properties: Mapping[str, Any], zone: ZoneInfo) -> None:
+        self.name = name
+        self.zone = zone
+        self._dates = frozenset(date.fromisoformat(d) for d in properties.get("dates", ()))
+        self._weekends = bool(properties.get("weekends", False))
+        spec = properties.get("holidays")
+        self._holidays: tuple[str, str | None] | None = None
+        if spec is not None:
+            self._holidays = (spec["country"], spec.get("subdivision"))
+        self._ranges = _merged(
+            [
+                (
+                    parse_when(r["start"], zone, "start").instant,
+                    parse_when(r["end"], zone, "end").instant,
+                )
+                for r in properties.get("ranges", ())
+            ]
+        )
+        self._ical: str | None = properties.get("ical")
+        self._ical_years: dict[int, list[Span]] = {}
+
+    def whole_day(self, day: date) -> bool:
+        """The whole day is excluded (dates, weekends, holidays)."""
+        if day in self._dates or (self._weekends and day.weekday() >= 5):
+            return True
+        if self._holidays is not None:
+            return day in _holiday_dates(*self._holidays, day.year)
+        return False
+
+    def spans(self, start: datetime, end: datetime) -> list[Span]:
+        """Timed exclusions (ranges, iCalendar events) that overlap [start, end)."""
+        found = _overlapping(self._ranges, start, end)
+        if self._ical is not None:
+            for year in range(start.astimezone(self.zone).year, end.astimezone(self.zone).year + 1):
+                found.extend(_overlapping(self._ical_year(year), start, end))
+        return found
+
+    def _ical_year(self, year: int) -> list[Span]:
+        cached = self._ical_years.get(year)
+        if cached is None:
+            cached = _event_spans(self._ical or "", year, self.zone)
+            if len(self._ical_years) > 64:
+                self._ical_years.clear()
+            self._ical_years[year] = cached
+        return cached
+
+
+def _event_spans(text: str, year: int, zone: ZoneInfo) -> list[Span]:
+    """The year's events as merged spans: all-day events from local midnight to local
+    midnight, timed ones as they are (floating times in `zone`; no end: their start only)."""
+    spans: list[Span] = []
+    for event in _events_of(text).between(date(year, 1, 1), date(year + 1, 1, 1)):
+        start, end = event.start, event.end
+        begin = _instant(start, zone)
+        finish = _instant(end, zone) if end is not None else begin
+        if finish <= begin:
+            finish = begin + timedelta(microseconds=1)
+        spans.append((begin, finish))
+    return _merged(spans)
+
+
+def _instant(value: date | datetime, zone: ZoneInfo) -> datetime:
+    if not isinstance(value, datetime):
+        value = datetime.combine(value, time())
+    if value.tzinfo is None or value.utcoffset() is None:
+        value = value.replace(tzinfo=zone, fold=0)
+    return value.astimezone(UTC)
+
+
+def _merged(spans: list[Span]) -> list[Span]:
+    """Sorted, overlapping or touching spans joined."""
+    out: list[Span] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            if end > out[-1][1]:
+                out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
+
+
+def _overlapping(spans: list[Span], start: datetime, end: datetime) -> list[Span]:
+    """The merged `spans` that overlap [start, end)."""
+    found: list[Span] = []
+    i = max(0, bisect_right(spans, (start, start)) - 1)
+    while i < len(spans) and spans[i][0] < end:
+        if spans[i][1] > start:
+            found.append(spans[i])
+        i += 1
+    return found
+
+
+class Calendars:
+    """The calendars a job lists, read in its zone: which excludes an instant, and until when."""
+
+    def __init__(self, calendars: list[Zoned], zone: ZoneInfo) -> None:
+        self.calendars = calendars
+        self.zone = zone
+
+    def day_start(self, day: date) -> datetime:
+        """The first instant of the local `day`."""
+        return datetime.combine(day, time()).replace(tzinfo=self.zone).astimezone(UTC)
+
+    def excluded(self, instant: datetime, day: date) -> Exclusion | None:
+        """The first listed calendar that excludes `instant` (on local `day`), or None."""
+        for calendar in self.calendars:
+            if calendar.whole_day(day):
+                last = day
+                while calendar.whole_day(last + _ONE_DAY) and last - day < _LONGEST:
+                    last += _ONE_DAY
+                return Exclusion(calendar.name, self.day_start(last + _ONE_DAY))
+            for start, end in calendar.spans(instant, instant + _ONE_US):
+                if start <= instant < end:
+                    return Exclusion(calendar.name, end)
+        return None
+
+    def free(self, day: date) -> bool:
+        """No listed calendar excludes any part of the local `day`."""
+        start, end = self.day_start(day), self.day_start(day + _ONE_DAY)
+        return not any(c.whole_day(day) or c.spans(start, end) for c in self.calendars)
+
+
+def _fields(obj: Mapping[str, Any], path: str, known: tuple[str, ...]) -> dict[str, Any]:
+    """Known fields by canonical name, matched case-insensitively; nulls dropped; an unknown
+    field is an error."""
+    canonical = {name.lower(): name for name in known}
+    found: dict[str, Any] = {}
+    for key, value in obj.items():
+        name = canonical.get(str(key).lower())
+        if name is None:
+            raise RecurrenceError(
+                f"{path}.{key}", f"is not a known field (known: {', '.join(known)})"
+            )
+        if value is not None:
+            found[name] = value
+    return found
+
+
+def _list(value: Any, path: str) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise RecurrenceError(path, f"must be a list, not {_kind(value)}")
+    if len(value) > MAX_ITEMS:
+        raise RecurrenceError(path, f"{len(value)} items given, at most {MAX_ITEMS}")
+    return list(value)
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "a boolean", dict: "an object", list: "a list", str: "a string"}
+    for kind, name in names.items():
+        if isinstance(value, kind):
+            return name
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return "a number"
+    return type(value).__name__
+
+
+_ONE_DAY = timedelta(days=1)
+_ONE_US = timedelta(microseconds=1)
+_LONGEST = timedelta(days=400)
