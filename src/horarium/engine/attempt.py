@@ -57,6 +57,8 @@ async def run_attempt(
         client_request_id=request_id(),
         expected_time=execution.expected,
         region=region,
+        attempt=execution.attempt,
+        templated=bool(action.get("templated")),
     )
     started = clock.now()
     if not target:
