@@ -184,7 +184,7 @@ def parse_action(raw: Any, path: str, *, error_action: bool = False) -> dict[str
     return out
 
 
-def templated_texts(action: dict[str, Any], path: str) -> list[tuple[str, str]]:
+def _templated_texts(action: dict[str, Any], path: str) -> list[tuple[str, str]]:
     """The fields of a canonical action (and its error action) that templates fill, with their
     paths: the request's uri, body and header values, and queue messages."""
     found: list[tuple[str, str]] = []
@@ -199,12 +199,12 @@ def templated_texts(action: dict[str, Any], path: str) -> list[tuple[str, str]]:
         if payload in action:
             found.append((f"{path}.{payload}.message", action[payload]["message"]))
     if action.get("errorAction") is not None:
-        found += templated_texts(action["errorAction"], f"{path}.errorAction")
+        found += _templated_texts(action["errorAction"], f"{path}.errorAction")
     return found
 
 
 def _check_placeholders(action: dict[str, Any], path: str) -> None:
-    for where, value in templated_texts(action, path):
+    for where, value in _templated_texts(action, path):
         unknown = templates.unknown_placeholder(value)
         if unknown is not None:
             raise BadRequest(
