@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -257,3 +258,23 @@ async def test_bad_input_fails_naming_the_field() -> None:
         "ServiceBusTopic Action - invalid action: "
         "'serviceBusTopicMessage.authentication' is required"
     )
+
+
+async def test_a_templated_message_is_json_escaped_for_a_json_content_type(channel: Any) -> None:
+    queue = declare(channel)
+    context = make_context(job_id=make_context().collection_id + '/jobs/say "hi"', templated=True)
+    action = queue_action(
+        queue,
+        message='{"job": "{{jobName}}", "tag": "{{executionTag}}", "attempt": {{attempt}}}',
+        brokeredMessageProperties={"contentType": "application/json"},
+    )
+    action["templated"] = True
+    async with Actions(RABBIT) as actions:
+        result = await actions.run(action, context)
+    assert result.succeeded, result.message
+    got = await receive(queue)
+    assert json.loads(bytes(got.body)) == {
+        "job": 'say "hi"',
+        "tag": context.execution_tag,
+        "attempt": 0,
+    }

@@ -129,3 +129,20 @@ async def test_missing_fields_fail_naming_them() -> None:
         result.message
         == "StorageQueue Action - invalid action: 'queueMessage.queueName' is required"
     )
+
+
+async def test_a_templated_message_is_filled_inside_the_envelope(azurite: str, queue: str) -> None:
+    context = make_context(attempt=1, templated=True)
+    message = "<run tag='{{executionTag}}' due='{{scheduledTime}}' try='{{attempt}}'/> & more"
+    action = {**queue_action(queue, sas_for(queue), message), "templated": True}
+    async with Actions(settings_for(azurite)) as actions:
+        result = await actions.run(action, context)
+        plain = await actions.run(queue_action(queue, sas_for(queue), message), make_context())
+    assert result.succeeded and plain.succeeded, (result.message, plain.message)
+    filled, as_written = (
+        ET.fromstring(body).findtext("Message") for body in await received(azurite, queue)
+    )
+    # Inserted as they are; the envelope escapes the whole message (its reader unescapes).
+    tag = context.execution_tag
+    assert filled == f"<run tag='{tag}' due='2024-05-01T12:30:00Z' try='1'/> & more"
+    assert as_written == message

@@ -375,3 +375,69 @@ def test_a_job_created_through_the_api_runs_and_completes(engine_server: ServerP
     finally:
         api.http.close()
         target.close()
+
+
+def test_the_sdk_reads_exponential_and_templated_jobs(engine_server: ServerProcess) -> None:
+    """The SDK types retryType as a plain string and drops properties it does not know: it
+    reads such a job, and its PATCH (a merge) keeps what it cannot see."""
+    credential = KeyCredential(engine_server.token)
+    subscription = str(uuid.uuid4())
+    client = SchedulerManagementClient(
+        credential,
+        subscription,
+        base_url=engine_server.base_url,
+        authentication_policy=BearerOverHttp(credential),
+    )
+    api = Api(engine_server, subscription)
+    try:
+        group, name = "rg1", api.new_collection()
+        body = http_job("http://127.0.0.1:9/{{jobName}}?tag={{executionTag}}")
+        body["properties"]["startTime"] = "2030-01-01T00:00:00Z"
+        action = body["properties"]["action"]
+        action["templated"] = True
+        action["retryPolicy"] = {
+            "retryType": "Exponential",
+            "retryInterval": "PT30S",
+            "maxRetryInterval": "PT1H",
+            "retryCount": 5,
+        }
+        assert api.put(api.job(name, "exp"), body).status_code == 201
+
+        got = client.jobs.get(group, name, "exp")
+        policy = got.properties.action.retry_policy
+        assert policy.retry_type == "exponential"
+        assert policy.retry_interval == timedelta(seconds=30) and policy.retry_count == 5
+        assert got.properties.action.request.uri.endswith("/{{jobName}}?tag={{executionTag}}")
+        assert [j.name for j in client.jobs.list(group, name)] == [f"{name}/exp"]
+
+        patch = m.JobDefinition(
+            properties=m.JobProperties(action=m.JobAction(request=m.HttpRequest(body="b")))
+        )
+        client.jobs.patch(group, name, "exp", patch)
+        stored = api.get(api.job(name, "exp")).json()["properties"]["action"]
+        assert stored["templated"] is True
+        assert stored["retryPolicy"]["maxRetryInterval"] == "01:00:00"
+        assert stored["request"]["body"] == "b"
+
+        # An SDK user can ask for Exponential (the enum is only a hint to it).
+        made = client.jobs.create_or_update(
+            group,
+            name,
+            "sdk-exp",
+            m.JobDefinition(
+                properties=m.JobProperties(
+                    start_time=datetime(2030, 1, 1, tzinfo=UTC),
+                    action=m.JobAction(
+                        type="Http",
+                        request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET"),
+                        retry_policy=m.RetryPolicy(
+                            retry_type="Exponential", retry_interval=timedelta(minutes=1)
+                        ),
+                    ),
+                )
+            ),
+        )
+        assert made.properties.action.retry_policy.retry_type == "exponential"
+    finally:
+        client.close()
+        api.http.close()

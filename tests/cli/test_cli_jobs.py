@@ -127,6 +127,11 @@ def test_show_describes_the_job_and_json_is_the_apis(cli: Cli, api: Api, collect
     assert shown["recurrence"] == "every 5 minutes"
     assert cli.json("jobs", "show", "--job", "ping") == api.get(api.job(collection, "ping")).json()
 
+    backoff = {"retryType": "Exponential", "retryInterval": "PT20S", "maxRetryInterval": "PT1H"}
+    api.patch(api.job(collection, "ping"), {"properties": {"action": {"retryPolicy": backoff}}})
+    shown = dict(tuple(row) for row in rows(cli("jobs", "show", "ping").stdout))  # type: ignore[misc]
+    assert shown["retry"] == "exponential, from 00:00:20 doubling up to 01:00:00, 2 retries"
+
 
 def test_disable_and_enable_patch_the_state(cli: Cli, api: Api, collection: str) -> None:
     api.put(api.job(collection, "ping"), PING)

@@ -326,3 +326,43 @@ def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
     keyring = read_key_file(server.data_dir / "secret.key")
     definition = unseal_definition(in_database(server, stored), keyring)
     assert definition["action"]["request"]["authentication"]["password"] == "s3cret-pw"
+
+
+def test_editing_an_exponential_job_keeps_its_backoff(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    api.new_collection(collection)
+    backoff = {"retryType": "Exponential", "retryInterval": "PT20S", "maxRetryInterval": "PT1H"}
+    body = {
+        "properties": {
+            "startTime": "2090-01-01T00:00:00Z",
+            "action": {
+                "type": "Http",
+                "request": {"uri": f"{target}/ok", "method": "POST"},
+                "retryPolicy": backoff,
+            },
+            "recurrence": {"frequency": "Hour", "interval": 1},
+        }
+    }
+    assert api.put(api.job(collection, "backoff"), body).status_code == 201
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.goto(server.url(f"/ui/#/job/rg1/{collection}/backoff"))
+    page.click("#job-edit")
+    expect(page.locator("#retryType")).to_have_value("Exponential")
+    expect(page.locator("#maxRetryInterval")).to_have_value("01:00:00")
+    page.fill("#maxRetryInterval", "02:00:00")
+    page.click("#job-save")
+    expect(page.locator("h1")).to_have_text("backoff")
+
+    policy = api.get(api.job(collection, "backoff")).json()["properties"]["action"]["retryPolicy"]
+    assert policy == {
+        "retryType": "exponential",
+        "retryInterval": "00:00:20",
+        "maxRetryInterval": "02:00:00",
+    }

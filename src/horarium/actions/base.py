@@ -25,6 +25,8 @@ class ExecutionContext:
     client_request_id: str  # new for every attempt
     expected_time: datetime  # aware UTC: when the execution was due
     region: str
+    attempt: int = 0  # the history's retryCount: 0 for the first attempt of the action
+    templated: bool = False  # fill the action's placeholders (`horarium.actions.templating`)
 
 
 @dataclass(frozen=True)

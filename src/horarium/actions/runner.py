@@ -7,7 +7,8 @@ It owns the shared clients: one aiohttp session (HTTP actions, OAuth tokens, Sto
 the client-certificate and token caches, and the AMQP sender for Service Bus. Every connection
 they open passes the outbound policy (`--outbound-deny` / `--outbound-allow`). `run` never
 raises for a failed execution: bad input, refusals and network errors come back as
-`ActionResult(succeeded=False, message=…)`, with every secret of the action masked.
+`ActionResult(succeeded=False, message=…)`, with every secret of the action masked. A templated
+execution's placeholders are filled before the action runs.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from horarium.actions.redact import redact
 from horarium.actions.secrets_in import oauth_credentials, secrets_of
 from horarium.actions.servicebus import ServiceBusActions
 from horarium.actions.storage_queue import StorageQueueActions
+from horarium.actions.templating import fill_action, template_values
 from horarium.actions.tls import ClientCertificates, default_context
 from horarium.config import Settings
 
@@ -115,7 +117,8 @@ class Actions:
         key = kind.lower() if isinstance(kind, str) else ""
         label = LABELS.get(key, "Action")
         try:
-            result = await self._start(key, action, context)
+            sent = fill_action(action, template_values(context)) if context.templated else action
+            result = await self._start(key, sent, context)
         except ActionInputError as exc:
             result = ActionResult(False, f"{label} - invalid action: {exc}")
         except Exception as exc:  # a failed execution is a result, whatever went wrong

@@ -162,6 +162,7 @@ def azure_schemas() -> dict[str, Any]:
         "description": "Horarium extension: IANA (Europe/Berlin) or Windows (W. Europe Standard"
         " Time) time zone of the schedule; absent: UTC.",
     }
+    _add_execution_extensions(schemas)
     schemas["ErrorResponse"] = _ERROR
     schemas["UpcomingExecution"] = _UPCOMING
     schemas["UpcomingExecutionList"] = {
@@ -182,6 +183,32 @@ def azure_schemas() -> dict[str, Any]:
     schemas["EngineStatus"] = _ENGINE
     add_calendar_schemas(schemas)
     return schemas
+
+
+def _add_execution_extensions(schemas: dict[str, Any]) -> None:
+    """Exponential backoff in `RetryPolicy`, payload templates on `JobAction`."""
+    retry = schemas["RetryPolicy"]["properties"]
+    retry["retryType"]["enum"] = [*retry["retryType"]["enum"], "Exponential"]
+    retry["retryType"]["description"] = (
+        "Gets or sets the retry strategy to be used. Horarium extension: Exponential waits"
+        " retryInterval, then twice as long each retry, at most maxRetryInterval, each wait"
+        " varied by up to ±10 %."
+    )
+    retry["maxRetryInterval"] = {
+        "type": "string",
+        "format": "duration",
+        "description": "Horarium extension, only with retryType Exponential: the longest wait"
+        " (TimeSpan or ISO 8601; at least retryInterval, at most 548 days); absent: one day,"
+        " or retryInterval when that is longer.",
+    }
+    schemas["JobAction"]["properties"]["templated"] = {
+        "type": "boolean",
+        "description": "Horarium extension: fill the placeholders {{scheduledTime}},"
+        " {{executionTime}}, {{executionTag}}, {{attempt}}, {{jobName}} and {{collectionName}}"
+        " in request.uri (percent-encoded), request.body and message (JSON- or XML-escaped by"
+        " the content type), header values, and queue messages, of the action and its"
+        " errorAction. Unknown placeholders are refused. Absent or false: sent as written.",
+    }
 
 
 def install(app: FastAPI) -> None:

@@ -70,6 +70,9 @@ def describe_retry(action: Any) -> str:
     if kind == "none":
         return "none (one attempt)"
     interval, count = text(policy.get("retryInterval")), text(policy.get("retryCount"))
+    if kind == "exponential":
+        longest = text(policy.get("maxRetryInterval"))
+        return f"exponential, from {interval} doubling up to {longest}, {count} retries"
     return f"fixed, every {interval}, {count} retries"
 
 

@@ -49,6 +49,8 @@ async def run_attempt(
         client_request_id=request_id(),
         expected_time=execution.expected,
         region=region,
+        attempt=execution.attempt,
+        templated=bool(action.get("templated")),
     )
     started = clock.now()
     if not target:
@@ -71,8 +73,10 @@ async def run_attempt(
             log.exception("action of job %s raised", context.job_id)
             result = ActionResult(False, f"Internal error: {type(exc).__name__}: {exc}")
     ended = clock.now()
+    policy = policy_for(action, phase)
+    has_error_action = bool(error_action)
     step = after_attempt(
-        policy_for(action, phase), phase, execution.attempt, result.succeeded, bool(error_action)
+        policy, phase, execution.attempt, result.succeeded, has_error_action, execution.tag
     )
     return Attempt(
         execution,

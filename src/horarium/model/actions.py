@@ -6,6 +6,9 @@ as in the 2016-03-01 spec, durations as .NET TimeSpan text, secrets included. Th
 leaves the secret fields out (passwords, the OAuth secret, the pfx, SAS tokens and keys), masks
 the values of credential headers and the secret parts of the URI as `***`
 (`horarium.model.secrets`), and uses the live service's casing.
+
+Extensions: `retryPolicy.retryType` Exponential with `maxRetryInterval`, and `templated` on the
+action (its placeholders: `horarium.model.templates`; the flag covers the error action too).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from horarium.model import datetimes, enums
+from horarium.model import datetimes, enums, templates
 from horarium.model.certificates import read_pfx
 from horarium.model.durations import format_iso, format_timespan, parse_duration
 from horarium.model.errors import BadRequest
@@ -34,6 +37,7 @@ MAX_RETRY_INTERVAL = timedelta(days=548)  # 18 months
 MAX_RETRY_COUNT = 20
 DEFAULT_RETRY_INTERVAL = timedelta(seconds=30)
 DEFAULT_RETRY_COUNT = 4
+DEFAULT_MAX_RETRY_INTERVAL = timedelta(days=1)  # Exponential without maxRetryInterval
 
 _AUTH_SHAPE: dict[str, Shape] = dict.fromkeys(
     (
@@ -86,9 +90,12 @@ _SERVICE_BUS_SHAPE: dict[str, Shape] = {
     "queueName": None,
     "topicPath": None,
 }
-_RETRY_SHAPE: dict[str, Shape] = dict.fromkeys(("retryType", "retryInterval", "retryCount"))
+_RETRY_SHAPE: dict[str, Shape] = dict.fromkeys(
+    ("retryType", "retryInterval", "retryCount", "maxRetryInterval")
+)
 ERROR_ACTION_SHAPE: dict[str, Shape] = {
     "type": None,
+    "templated": None,
     "request": _REQUEST_SHAPE,
     "queueMessage": _QUEUE_SHAPE,
     "serviceBusQueueMessage": _SERVICE_BUS_SHAPE,
@@ -171,7 +178,41 @@ def parse_action(raw: Any, path: str, *, error_action: bool = False) -> dict[str
             out["errorAction"] = parse_action(
                 action["errorAction"], f"{path}.errorAction", error_action=True
             )
+    if action.get("templated") is not None and error_action:
+        raise BadRequest(f"{path}.templated: set it on the action; it covers the error action too")
+    if boolean(action, "templated", path):
+        _check_placeholders(out, path)
+        out["templated"] = True
     return out
+
+
+def _templated_texts(action: dict[str, Any], path: str) -> list[tuple[str, str]]:
+    """The fields of a canonical action (and its error action) that templates fill, with their
+    paths: the request's uri, body and header values, and queue messages."""
+    found: list[tuple[str, str]] = []
+    request = action.get("request")
+    if request is not None:
+        for name in ("uri", "body"):
+            if name in request:
+                found.append((f"{path}.request.{name}", request[name]))
+        for name, value in (request.get("headers") or {}).items():
+            found.append((f"{path}.request.headers.{name}", value))
+    for payload in ("queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage"):
+        if payload in action:
+            found.append((f"{path}.{payload}.message", action[payload]["message"]))
+    if action.get("errorAction") is not None:
+        found += _templated_texts(action["errorAction"], f"{path}.errorAction")
+    return found
+
+
+def _check_placeholders(action: dict[str, Any], path: str) -> None:
+    for where, value in _templated_texts(action, path):
+        unknown = templates.unknown_placeholder(value)
+        if unknown is not None:
+            raise BadRequest(
+                f"{where}: unknown placeholder {unknown}; a templated action may use"
+                f" {templates.KNOWN}"
+            )
 
 
 def _parse_request(raw: Any, path: str) -> dict[str, Any]:
@@ -409,18 +450,35 @@ def _parse_retry(retry: dict[str, Any], path: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if retry.get("retryType") is not None:
         out["retryType"] = enums.parse(retry["retryType"], enums.RETRY_TYPES, f"{path}.retryType")
+    interval = DEFAULT_RETRY_INTERVAL
     if retry.get("retryInterval") is not None:
-        interval = parse_duration(retry["retryInterval"], f"{path}.retryInterval")
-        if not MIN_RETRY_INTERVAL <= interval <= MAX_RETRY_INTERVAL:
-            raise BadRequest(
-                f"{path}.retryInterval: {retry['retryInterval']!r} is not between 15 seconds"
-                " and 18 months (548 days)"
-            )
+        interval = _retry_duration(retry, "retryInterval", path)
         out["retryInterval"] = format_timespan(interval)
     count = integer(retry, "retryCount", path, minimum=0, maximum=MAX_RETRY_COUNT)
     if count is not None:
         out["retryCount"] = count
+    if retry.get("maxRetryInterval") is not None:
+        where = f"{path}.maxRetryInterval"
+        if out.get("retryType") != "Exponential":
+            raise BadRequest(f"{where}: only with retryType Exponential (null removes it)")
+        longest = _retry_duration(retry, "maxRetryInterval", path)
+        if longest < interval:
+            raise BadRequest(
+                f"{where}: {retry['maxRetryInterval']!r} is shorter than the retryInterval"
+                f" ({format_timespan(interval)})"
+            )
+        out["maxRetryInterval"] = format_timespan(longest)
     return out
+
+
+def _retry_duration(retry: dict[str, Any], name: str, path: str) -> timedelta:
+    """A retry policy's duration: TimeSpan or ISO 8601, 15 seconds to 18 months."""
+    value = parse_duration(retry[name], f"{path}.{name}")
+    if not MIN_RETRY_INTERVAL <= value <= MAX_RETRY_INTERVAL:
+        raise BadRequest(
+            f"{path}.{name}: {retry[name]!r} is not between 15 seconds and 18 months (548 days)"
+        )
+    return value
 
 
 def uses_authentication(action: dict[str, Any]) -> bool:
@@ -458,9 +516,13 @@ def render_action(action: dict[str, Any], style: WireStyle) -> dict[str, Any]:
             rendered["retryInterval"] = style.duration(retry["retryInterval"])
         if "retryCount" in retry:
             rendered["retryCount"] = retry["retryCount"]
+        if "maxRetryInterval" in retry:
+            rendered["maxRetryInterval"] = style.duration(retry["maxRetryInterval"])
         out["retryPolicy"] = rendered
     if action.get("errorAction") is not None:
         out["errorAction"] = render_action(action["errorAction"], style)
+    if action.get("templated"):
+        out["templated"] = True
     return out
 
 

@@ -110,12 +110,15 @@ export const FIELDS = [
     hint: "…Z for UTC; without an offset: wall clock in the time zone; empty: now",
     make: () => input("startTime", { placeholder: "2030-01-01T09:00:00" }), read: text, write: orUndefined },
   { id: "retryType", label: "Retry", keys: [...P, "retryType"], group: "retry",
-    make: () => select("retryType", [["", "Default (Fixed: 4 × 30 s)"], ["None", "None"], ["Fixed", "Fixed"]]),
+    make: () => select("retryType", [["", "Default (Fixed: 4 × 30 s)"], ["None", "None"], ["Fixed", "Fixed"], ["Exponential", "Exponential"]]),
     read: (v) => (v ? v[0].toUpperCase() + v.slice(1) : ""), write: orUndefined },
   { id: "retryInterval", label: "Retry interval", keys: [...P, "retryInterval"], group: "retry", hint: "00:00:30 or PT30S",
     make: () => input("retryInterval", { placeholder: "00:00:30" }), read: text, write: orUndefined },
   { id: "retryCount", label: "Retry count", keys: [...P, "retryCount"], group: "retry",
     make: () => input("retryCount", { inputmode: "numeric", placeholder: "4" }), read: text, write: number },
+  { id: "maxRetryInterval", label: "Max retry interval", keys: [...P, "maxRetryInterval"], group: "retry",
+    hint: "Exponential only; empty: 1 day", make: () => input("maxRetryInterval", { placeholder: "1.00:00:00" }),
+    read: text, write: orUndefined },
 ];
 
 // Error paths that name a whole part of the job, shown next to the field that starts it.
