@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from api_client import Api
-from server_process import DATABASES, ServerProcess, serving
+
+from tests.api.api_client import Api
+from tests.server_process import DATABASES, ServerProcess, serving
 
 
 @pytest.fixture(scope="module", params=DATABASES)

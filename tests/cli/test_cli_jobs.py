@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api.api_client import Api, add_history, http_job
-from cli_runner import Cli, one_line_error, rows
-from http_receiver import Receiver, wait_for
-from server_process import ServerProcess
+
+from tests.api.api_client import Api, add_history, http_job
+from tests.cli.cli_runner import Cli, one_line_error, rows
+from tests.cli.http_receiver import Receiver, wait_for
+from tests.server_process import ServerProcess
 
 PING = {
     "properties": {

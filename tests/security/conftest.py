@@ -7,17 +7,13 @@ OpenID Connect issuer on 127.0.0.1 publishing an RSA key `rsa-1` and an EC key `
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-
-from api_client import Api
-from oidc_issuer import IssuerKey, OidcIssuer
-from server_process import DATABASES, ServerProcess, serving
+from tests.api.api_client import Api
+from tests.security.oidc_issuer import IssuerKey, OidcIssuer
+from tests.server_process import DATABASES, ServerProcess, serving
 
 
 @pytest.fixture(scope="module", params=DATABASES)
