@@ -27,7 +27,7 @@ async def serve() -> AsyncIterator[ServeApp]:
         site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)  # type: ignore[arg-type]
         await site.start()
         runners.append(runner)
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = runner.addresses[0][1]
         scheme = "https" if ssl_context else "http"
         return f"{scheme}://127.0.0.1:{port}"
 

@@ -120,7 +120,7 @@ async def serve() -> AsyncIterator[Serve]:
         tcp = web.TCPSite(runner, host, port, ssl_context=tls)
         await tcp.start()
         runners.append(runner)
-        bound = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        bound = runner.addresses[0][1]
         site.base = f"{'https' if tls else 'http'}://{host}:{bound}"
         return site
 
