@@ -116,6 +116,21 @@ def test_list_json_is_the_apis_list(cli: Cli, api: Api, collection: str) -> None
     assert cli.json("jobs", "list") == api.get(api.collection(collection) + "/jobs").json()
 
 
+def test_an_empty_list_or_upcoming_says_so_on_stderr(cli: Cli, api: Api, collection: str) -> None:
+    none = cli("jobs", "list", "--state", "Faulted")
+    assert none.exit_code == 0, none.output
+    assert none.stdout == ""
+    assert none.stderr.strip() == f"No Faulted jobs in the collection rg1/{collection}."
+
+    ended = {"frequency": "Day", "endTime": "2000-01-02T00:00:00Z"}
+    job = http_job(startTime="2000-01-01T00:00:00Z", recurrence=ended)
+    assert api.put(api.job(collection, "ended"), job).status_code in (200, 201)
+    idle = cli("jobs", "upcoming", "ended")
+    assert idle.exit_code == 0, idle.output
+    assert idle.stdout == ""
+    assert idle.stderr.strip() == f"The job rg1/{collection}/ended has no upcoming executions."
+
+
 def test_show_describes_the_job_and_json_is_the_apis(cli: Cli, api: Api, collection: str) -> None:
     api.put(api.job(collection, "ping"), PING)
     result = cli("jobs", "show", "ping")
