@@ -1,14 +1,11 @@
-"""Test-wide setup: the helper modules of tests/ are importable, and the network rule holds
-(tests connect only to loopback: tests/loopback_only.py)."""
+"""Test-wide setup: the network rule holds (tests connect only to loopback:
+tests/loopback_only.py)."""
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import loopback_only
 import pytest
+
+from tests import loopback_only
 
 loopback_only.install()
 

@@ -31,7 +31,7 @@ from azure.storage.queue.aio import QueueClient, QueueServiceClient
 from proton import Message
 from proton.utils import BlockingConnection
 
-from support import IN_CI, free_port, port_open, require_service
+from tests.support import IN_CI, free_port, port_open, require_service
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from support import free_port, fresh_pg_database
+from tests.support import free_port, fresh_pg_database
 
 STARTUP_SECONDS = 60.0
 

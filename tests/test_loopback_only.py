@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import socket
 
-import loopback_only
 import pytest
+
+from tests import loopback_only
 
 
 def test_a_connection_to_a_loopback_listener_goes_through() -> None:

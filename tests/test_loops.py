@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import uvloop
-from server_process import running_server
 
 from horarium.loops import loop_factory, running_loop_name
+from tests.server_process import running_server
 
 
 def test_auto_and_uvloop_take_uvloop_when_installed_asyncio_takes_the_default() -> None:

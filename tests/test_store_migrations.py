@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import inspect
 
 from horarium.store.db import create_engine, migrate
-from support import fresh_pg_database
+from tests.support import fresh_pg_database
 
 
 async def _tables(url: str) -> set[str]:

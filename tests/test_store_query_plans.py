@@ -20,7 +20,7 @@ from horarium.store.db import create_engine, migrate
 from horarium.store.runs.store import Runs
 from horarium.store.runs.vocabulary import Decision, DueJob, FaultJob
 from horarium.store.schema import jobs
-from support import fresh_pg_database
+from tests.support import fresh_pg_database
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 Statement = tuple[str, Any]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from action_context import ServeApp, make_context
 from aiohttp import web
 
 from horarium.actions.base import ExecutionContext
+from tests.actions.action_context import ServeApp, make_context
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from action_context import make_context
 
 from horarium.actions.envelope import storage_queue_envelope
 from horarium.actions.execution import bare_name, wire_time
@@ -13,6 +12,7 @@ from horarium.actions.fields import ActionInputError
 from horarium.actions.http_history import header_lines, status_name
 from horarium.actions.redact import redact
 from horarium.actions.servicebus import time_to_live as parse_duration
+from tests.actions.action_context import make_context
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,13 @@ import asyncio
 import base64
 from typing import Any
 
-from action_context import ServeApp, make_context
 from aiohttp import web
 
 from horarium.actions.base import ExecutionContext
 from horarium.actions.runner import Actions
 from horarium.config import Settings
-from support import free_port
+from tests.actions.action_context import ServeApp, make_context
+from tests.support import free_port
 
 
 def http_action(uri: str, **request: Any) -> dict[str, Any]:

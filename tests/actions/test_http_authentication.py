@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from action_context import ServeApp, make_context
 from aiohttp import web
-from tls_material import Pki, make_pki
 
 from horarium.actions.base import ExecutionContext
 from horarium.actions.runner import Actions
 from horarium.config import Settings
+from tests.actions.action_context import ServeApp, make_context
+from tests.actions.tls_material import Pki, make_pki
 
 
 @pytest.fixture

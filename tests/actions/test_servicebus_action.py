@@ -16,9 +16,12 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from action_context import make_context
 from proton import symbol, timestamp
-from queue_services import (
+
+from horarium.actions.runner import Actions
+from horarium.config import Settings
+from tests.actions.action_context import make_context
+from tests.queue_services import (
     BROKER,
     KEY,
     KEY_NAME,
@@ -28,11 +31,8 @@ from queue_services import (
     rabbit_channel,
     receive,
 )
-from queue_services import servicebus_queue_action as queue_action
-
-from horarium.actions.runner import Actions
-from horarium.config import Settings
-from support import free_port
+from tests.queue_services import servicebus_queue_action as queue_action
+from tests.support import free_port
 
 pytestmark = pytest.mark.rabbitmq
 

@@ -7,8 +7,11 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 
 import pytest
-from action_context import make_context
-from queue_services import (
+
+from horarium.actions.runner import Actions
+from horarium.config import Settings
+from tests.actions.action_context import make_context
+from tests.queue_services import (
     ACCOUNT,
     forged,
     received,
@@ -18,10 +21,7 @@ from queue_services import (
     storage_queue_url,
     throwaway_queue,
 )
-
-from horarium.actions.runner import Actions
-from horarium.config import Settings
-from support import free_port
+from tests.support import free_port
 
 pytestmark = pytest.mark.azurite
 

@@ -7,11 +7,11 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from action_context import COLLECTION_ID, ServeApp, make_context
 from aiohttp import web
 
 from horarium.actions.runner import Actions
 from horarium.config import Settings
+from tests.actions.action_context import COLLECTION_ID, ServeApp, make_context
 
 ODD_JOB_ID = COLLECTION_ID + '/jobs/a b"&c?d<e>#f'  # no job name the API allows is this odd
 

@@ -7,7 +7,8 @@ import uuid
 from typing import Any
 
 import httpx
-from server_process import ServerProcess
+
+from tests.server_process import ServerProcess
 
 API_VERSION = "2016-03-01"
 

@@ -1,25 +1,5 @@
-"""API tests run against a real `horarium serve` process, on SQLite and on PostgreSQL."""
+"""API tests run against a real `horarium serve` process, on SQLite and on PostgreSQL
+(`server` and `api`: tests/server_fixtures.py)."""
 
-from __future__ import annotations
-
-from collections.abc import Iterator
-
-import pytest
-from api_client import Api
-from server_process import DATABASES, ServerProcess, serving
-
-
-@pytest.fixture(scope="module", params=DATABASES)
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProcess]:
-    """One server per test module and database (tests use their own subscription ids)."""
-    with serving(request.param, tmp_path_factory.mktemp(f"server-{request.param}")) as process:
-        yield process
-
-
-@pytest.fixture
-def api(server: ServerProcess) -> Iterator[Api]:
-    client = Api(server)
-    yield client
-    client.http.close()
+from tests.server_fixtures import api as api
+from tests.server_fixtures import server as server

@@ -14,8 +14,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from api_client import Api, error_of, http_job
-from server_process import ServerProcess, running_server
+
+from tests.api.api_client import Api, error_of, http_job
+from tests.server_process import ServerProcess, running_server
 
 WAIT_SECONDS = 60.0
 

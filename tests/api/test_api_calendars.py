@@ -7,10 +7,11 @@ import time
 from typing import Any
 
 import pytest
-from api_client import Api, error_of, http_job
 from azure.core.credentials import AccessToken
 from azure.core.pipeline.policies import SansIOHTTPPolicy
 from azure.mgmt.scheduler import SchedulerManagementClient
+
+from tests.api.api_client import Api, error_of, http_job
 
 WEEKENDS = {"properties": {"weekends": True}}
 ICAL = (

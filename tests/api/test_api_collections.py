@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from api_client import Api, add_history, error_of, http_job
+from tests.api.api_client import Api, add_history, error_of, http_job
 
 
 def test_create_is_201_and_echoes_the_live_wire_form(api: Api) -> None:

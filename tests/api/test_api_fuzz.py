@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.openapi.loaders import from_url
-from server_process import ServerProcess, running_server
 
-from support import fresh_pg_database
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 EXAMPLES = 12
 PINNED = {

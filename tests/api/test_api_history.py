@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api_client import Api, add_history, error_of, http_job
+from tests.api.api_client import Api, add_history, error_of, http_job
 
 T0 = datetime(2016, 3, 30, 20, 39, 53, 802195, tzinfo=UTC)
 

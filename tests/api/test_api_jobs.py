@@ -7,12 +7,13 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api_client import Api, error_of, http_job
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
+
+from tests.api.api_client import Api, error_of, http_job
 
 STORAGE_JOB = {
     "properties": {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api_client import Api, error_of, http_job
+from tests.api.api_client import Api, error_of, http_job
 
 
 def test_free_plan_allows_five_jobs(api: Api) -> None:

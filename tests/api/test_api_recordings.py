@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from api_client import Api
+
+from tests.api.api_client import Api
 
 # The recordings, with their origin and licence: recordings/README.md.
 RECORDINGS = Path(__file__).with_name("recordings")

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_client import Api, http_job
-from server_process import ServerProcess, running_server
 
-from support import fresh_pg_database
+from tests.api.api_client import Api, http_job
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

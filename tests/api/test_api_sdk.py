@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_client import Api, http_job
 from azure.core.credentials import AccessToken
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.core.pipeline import PipelineRequest
 from azure.core.pipeline.policies import SansIOHTTPPolicy
 from azure.mgmt.scheduler import SchedulerManagementClient
 from azure.mgmt.scheduler import models as m
-from server_process import ServerProcess, running_server
 
-from support import fresh_pg_database
+from tests.api.api_client import Api, http_job
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 WAIT_SECONDS = 60.0
 
@@ -113,7 +113,7 @@ def _wait_for(check: Any, what: str) -> Any:
 def https_server(tmp_path: Path) -> Iterator[ServerProcess]:
     """`serve --ssl-certfile/--ssl-keyfile` (SQLite) with a certificate for 127.0.0.1 made by the
     test's own CA."""
-    from actions.tls_material import make_pki
+    from tests.actions.tls_material import make_pki
 
     pki = make_pki(tmp_path)
     pem = str(tmp_path / "server.pem")  # the certificate and its key

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api_client import Api, error_of, http_job
+from tests.api.api_client import Api, error_of, http_job
 
 # EU daylight saving time starts on Sunday 2031-03-30 at 02:00 local time: 02:30 does not exist.
 BERLIN_DAILY = http_job(

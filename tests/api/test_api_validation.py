@@ -8,7 +8,8 @@ import copy
 from typing import Any
 
 import pytest
-from api_client import Api, error_of, http_job
+
+from tests.api.api_client import Api, error_of, http_job
 
 SERVICE_BUS_QUEUE = {
     "type": "ServiceBusQueue",

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api.api_client import Api
-from cli_runner import Cli
-from http_receiver import Receiver
-from server_process import ServerProcess, running_server
+
+from tests.api.api_client import Api
+from tests.cli.cli_runner import Cli
+from tests.cli.http_receiver import Receiver
+from tests.server_process import ServerProcess, running_server
 
 CLI_VARIABLES = (
     "HORARIUM_URL",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from api.api_client import Api, http_job
-from cli_runner import Cli, one_line_error, rows
+from tests.api.api_client import Api, http_job
+from tests.cli.cli_runner import Cli, one_line_error, rows
 
 
 def test_put_creates_a_collection_from_sku_and_location(cli: Cli, api: Api) -> None:

@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from api.api_client import Api, add_history, http_job
-from cli_runner import Cli, one_line_error, rows
-from server_process import ServerProcess, running_server
 
 from horarium.commands.connection import local_admin_token
-from support import free_port
+from tests.api.api_client import Api, add_history, http_job
+from tests.cli.cli_runner import Cli, one_line_error, rows
+from tests.server_process import ServerProcess, running_server
+from tests.support import free_port
 
 
 def test_a_bad_token_is_exit_1_with_the_401_message_and_what_to_pass(cli: Cli, api: Api) -> None:
@@ -218,7 +218,7 @@ def test_lists_follow_next_link_on_the_url_given_even_behind_a_public_url(
 
 
 def test_https_with_a_private_ca_file(tmp_path: Path, subscription: str) -> None:
-    from actions.tls_material import make_pki
+    from tests.actions.tls_material import make_pki
 
     pki = make_pki(tmp_path)
     pem = str(tmp_path / "server.pem")

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api.api_client import Api, http_job
-from cli_runner import Cli, one_line_error
-from http_receiver import Receiver, wait_for
-from server_process import ServerProcess, running_server
 
-from support import fresh_pg_database
+from tests.api.api_client import Api, http_job
+from tests.cli.cli_runner import Cli, one_line_error
+from tests.cli.http_receiver import Receiver, wait_for
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 EVERY_HOUR = {"frequency": "Hour", "interval": 1}
 

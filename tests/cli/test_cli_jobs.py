@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api.api_client import Api, add_history, http_job
-from cli_runner import Cli, one_line_error, rows
-from http_receiver import Receiver, wait_for
-from server_process import ServerProcess
+
+from tests.api.api_client import Api, add_history, http_job
+from tests.cli.cli_runner import Cli, one_line_error, rows
+from tests.cli.http_receiver import Receiver, wait_for
+from tests.server_process import ServerProcess
 
 PING = {
     "properties": {
@@ -113,6 +114,21 @@ def _to_second(instant: str) -> str:
 def test_list_json_is_the_apis_list(cli: Cli, api: Api, collection: str) -> None:
     api.put(api.job(collection, "j1"), PING)
     assert cli.json("jobs", "list") == api.get(api.collection(collection) + "/jobs").json()
+
+
+def test_an_empty_list_or_upcoming_says_so_on_stderr(cli: Cli, api: Api, collection: str) -> None:
+    none = cli("jobs", "list", "--state", "Faulted")
+    assert none.exit_code == 0, none.output
+    assert none.stdout == ""
+    assert none.stderr.strip() == f"No Faulted jobs in the collection rg1/{collection}."
+
+    ended = {"frequency": "Day", "endTime": "2000-01-02T00:00:00Z"}
+    job = http_job(startTime="2000-01-01T00:00:00Z", recurrence=ended)
+    assert api.put(api.job(collection, "ended"), job).status_code in (200, 201)
+    idle = cli("jobs", "upcoming", "ended")
+    assert idle.exit_code == 0, idle.output
+    assert idle.stdout == ""
+    assert idle.stderr.strip() == f"The job rg1/{collection}/ended has no upcoming executions."
 
 
 def test_show_describes_the_job_and_json_is_the_apis(cli: Cli, api: Api, collection: str) -> None:

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from engine_support import FakeClock, Sink, Store, engine_settings
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.actions.runner import Actions
 from horarium.engine.scheduler import Scheduler
 from horarium.store.db import create_engine, migrate
 from horarium.store.sealing import Keyring
-from support import fresh_pg_database
+from tests.engine.engine_support import FakeClock, Sink, Store, engine_settings
+from tests.support import fresh_pg_database
 
 
 @pytest.fixture

@@ -8,15 +8,14 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from engine_support import T0, FakeClock, engine_settings
-from memory_store import MemoryRunStore
-from scripted_actions import ScriptedActions, action
-
 from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.plans import Plans
 from horarium.engine.recorder import Recorder
 from horarium.model.enums import HistoryStatus, JobState
+from tests.engine.engine_support import T0, FakeClock, engine_settings
+from tests.engine.memory_store import MemoryRunStore
+from tests.engine.scripted_actions import ScriptedActions, action
 
 
 def engine(

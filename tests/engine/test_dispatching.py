@@ -8,7 +8,6 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from engine_support import T0, FakeClock, Sink, Store, engine_settings, http
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -17,6 +16,7 @@ from horarium.engine.dispatcher import LOOKAHEAD
 from horarium.engine.scheduler import Scheduler
 from horarium.store.runs.vocabulary import Claimed
 from horarium.store.schema import job_history, jobs
+from tests.engine.engine_support import T0, FakeClock, Sink, Store, engine_settings, http
 
 
 async def test_more_due_jobs_than_slots_all_run_once_never_more_than_max_in_flight_at_once(

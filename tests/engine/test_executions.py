@@ -7,13 +7,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from engine_support import T0, FakeClock, Sink, Store, http
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.api import collection_ops, job_ops
 from horarium.engine.scheduler import Scheduler
 from horarium.model.actions import WireStyle
 from horarium.model.names import CollectionName
+from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 S = timedelta(seconds=1)
 M = timedelta(minutes=1)

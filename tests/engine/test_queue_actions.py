@@ -23,8 +23,15 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import T0, FakeClock, Sink, Store, http
-from queue_services import (
+from sqlalchemy import update
+
+from horarium.actions.runner import Actions
+from horarium.config import Settings
+from horarium.engine.scheduler import Scheduler
+from horarium.store import jobs as jobs_sql
+from horarium.store.schema import job_collections
+from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
+from tests.queue_services import (
     ACCOUNT,
     BROKER,
     KEY,
@@ -44,14 +51,7 @@ from queue_services import (
     throwaway_queue,
     waiting,
 )
-from server_process import ServerProcess
-from sqlalchemy import update
-
-from horarium.actions.runner import Actions
-from horarium.config import Settings
-from horarium.engine.scheduler import Scheduler
-from horarium.store import jobs as jobs_sql
-from horarium.store.schema import job_collections
+from tests.server_process import ServerProcess
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from engine_support import T0, FakeClock, Sink, Store, engine_settings, http
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -18,6 +17,7 @@ from horarium.model.actions import WireStyle
 from horarium.model.names import CollectionName
 from horarium.store.run_requests import request_run
 from horarium.store.schema import job_history, jobs
+from tests.engine.engine_support import T0, FakeClock, Sink, Store, engine_settings, http
 
 S = timedelta(seconds=1)
 M = timedelta(minutes=1)

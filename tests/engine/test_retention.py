@@ -7,13 +7,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from engine_support import T0, FakeClock, Sink, Store, http
 from sqlalchemy import event, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.cleanup import clean_once
 from horarium.engine.scheduler import Scheduler
 from horarium.store.schema import job_history, jobs
+from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 
 async def _add_history(db: AsyncEngine, job_id: int, n: int, ended: Any) -> None:

@@ -23,8 +23,9 @@ from typing import Any
 
 import httpx
 import pytest
-from live_servers import FakeAzureAd, LiveServers, Recorder, wait_until
-from server_process import ServerProcess
+
+from tests.engine.live_servers import FakeAzureAd, LiveServers, Recorder, wait_until
+from tests.server_process import ServerProcess
 
 API_VERSION = "2016-03-01"
 SECRET = "the-client-secret"
@@ -117,10 +118,7 @@ def start_service(workdir: Path, env: dict[str, str], args: list[str]) -> Server
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parents[1] / "actions"))
-    from tls_material import make_pki
+    from tests.actions.tls_material import make_pki
 
     root = tmp_path_factory.mktemp("realtime")
     pki = make_pki(root)

@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import FakeClock, Store, engine_settings
-from scripted_actions import ScriptedActions, action
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.deciding import Decider
@@ -22,6 +20,8 @@ from horarium.store.runs.dialect import RunDialect, SQLiteDialect
 from horarium.store.runs.sqlite_fast import FastSQLiteDialect
 from horarium.store.runs.store import Runs
 from horarium.store.sealing import Keyring
+from tests.engine.engine_support import FakeClock, Store, engine_settings
+from tests.engine.scripted_actions import ScriptedActions, action
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from engine_support import FakeClock, Sink, Store, engine_settings, http
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.actions.runner import Actions
@@ -15,6 +14,7 @@ from horarium.engine.attempt import run_attempt
 from horarium.engine.scheduler import Scheduler
 from horarium.engine.watchdog import Watchdog
 from horarium.store.runs.vocabulary import Claimed
+from tests.engine.engine_support import FakeClock, Sink, Store, engine_settings, http
 
 
 async def claim_one(

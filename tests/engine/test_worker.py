@@ -12,10 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_servers import LiveServers, Recorder, wait_until
-from server_process import running_server
 
-from support import fresh_pg_database
+from tests.engine.live_servers import LiveServers, Recorder, wait_until
+from tests.server_process import running_server
+from tests.support import fresh_pg_database
 
 API = {"api-version": "2016-03-01"}
 COLLECTION = (

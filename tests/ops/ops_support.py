@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
-from server_process import LOOPBACK_ONLY, ServerProcess
+
+from tests.server_process import LOOPBACK_ONLY, ServerProcess
 
 API = {"api-version": "2016-03-01"}
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx
 import pytest
-from ops_support import database_url, wait_until
-from server_process import ServerProcess, running_server
 
-from support import drop_pg_database, fresh_pg_database
+from tests.ops.ops_support import database_url, wait_until
+from tests.server_process import ServerProcess, running_server
+from tests.support import drop_pg_database, fresh_pg_database
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

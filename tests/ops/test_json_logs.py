@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ops_support import Jobs, http_target, json_lines, wait_until
-from server_process import ServerProcess, running_server
+
+from tests.ops.ops_support import Jobs, http_target, json_lines, wait_until
+from tests.server_process import ServerProcess, running_server
 
 FIELDS = {"job", "collection", "execution_tag", "attempt", "outcome", "lag", "duration"}
 

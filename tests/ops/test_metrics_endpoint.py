@@ -11,11 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from ops_support import Jobs, Target, http_target, new_key, samples, value, wait_until
 from prometheus_client.samples import Sample
-from server_process import ServerProcess, running_server
 
-from support import fresh_pg_database
+from tests.ops.ops_support import Jobs, Target, http_target, new_key, samples, value, wait_until
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 JOB_ROUTE = (
     "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers"

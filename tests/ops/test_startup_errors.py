@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ops_support import horarium, start_worker, wait_until
-from server_process import running_server
 
-from support import free_port, require_postgres
+from tests.ops.ops_support import horarium, start_worker, wait_until
+from tests.server_process import running_server
+from tests.support import free_port, require_postgres
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from ops_support import Jobs, http_target, samples, start_worker, value, wait_until
-from server_process import running_server
 
-from support import free_port, fresh_pg_database
+from tests.ops.ops_support import Jobs, http_target, samples, start_worker, value, wait_until
+from tests.server_process import running_server
+from tests.support import free_port, fresh_pg_database
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

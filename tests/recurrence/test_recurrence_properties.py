@@ -10,10 +10,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from recurrence_brute import Job, expected_runs, to_properties
 
 from horarium.recurrence import plan, preview
 from horarium.recurrence.zones import find_zone
+from tests.recurrence.recurrence_brute import Job, expected_runs, to_properties
 
 # Zones with DST gaps and overlaps, 30-minute shifts, midnight and 24-hour jumps, and days
 # near their transitions, so that daylight saving time is exercised often.

@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from server_process import ServerProcess
+
+from tests.server_process import ServerProcess
 
 API_VERSION = {"api-version": "2016-03-01"}
 

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from support import free_port
+from tests.support import free_port
 
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
 

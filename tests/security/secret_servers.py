@@ -18,13 +18,9 @@ from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.store.db import create_engine
-
-for _folder in ("engine", "actions", "api"):
-    sys.path.insert(0, str(Path(__file__).parents[1] / _folder))
-
-from api_client import Api, error_of  # noqa: E402
-from live_servers import LiveServers, Recorder, wait_until  # noqa: E402
-from tls_material import Pki, make_pki  # noqa: E402
+from tests.actions.tls_material import Pki, make_pki
+from tests.api.api_client import Api, error_of
+from tests.engine.live_servers import LiveServers, Recorder, wait_until
 
 # A one-time job due in 2099 runs only when asked (POST …/run): the tests' jobs are such.
 FAR_FUTURE = "2099-01-01T00:00:00Z"

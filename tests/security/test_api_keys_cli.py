@@ -7,8 +7,9 @@ import uuid
 from pathlib import Path
 
 import httpx
-from key_tools import API_VERSION, collection_path, key_rows, keys_cli
-from server_process import ServerProcess
+
+from tests.security.key_tools import API_VERSION, collection_path, key_rows, keys_cli
+from tests.server_process import ServerProcess
 
 
 def test_create_prints_the_token_and_nothing_else(server: ServerProcess) -> None:

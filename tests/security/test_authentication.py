@@ -10,7 +10,8 @@ import uuid
 
 import httpx
 import pytest
-from key_tools import (
+
+from tests.security.key_tools import (
     COLLECTION_BODY,
     JOB_BODY,
     client,
@@ -20,7 +21,7 @@ from key_tools import (
     keys_cli,
     new_key,
 )
-from server_process import ServerProcess
+from tests.server_process import ServerProcess
 
 
 def _subscription() -> str:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from key_tools import client, new_key
-from server_process import ServerProcess, running_server
+
+from tests.security.key_tools import client, new_key
+from tests.server_process import ServerProcess, running_server
 
 ENGINE = "/providers/Microsoft.Scheduler/engine"
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
-from key_tools import API_VERSION, COLLECTION_BODY, JOB_BODY, collection_path
-from server_process import running_server
 
 from horarium import cli
 from horarium.config import Settings
+from tests.security.key_tools import API_VERSION, COLLECTION_BODY, JOB_BODY, collection_path
+from tests.server_process import running_server
 
 
 def _serve(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, list[Settings]]:
@@ -126,7 +126,7 @@ def test_next_link_is_built_from_the_public_url(tmp_path: Path) -> None:
 
 
 def test_with_a_certificate_the_api_speaks_https_and_says_so(tmp_path: Path) -> None:
-    from actions.tls_material import make_pki
+    from tests.actions.tls_material import make_pki
 
     pki = make_pki(tmp_path)
     pem = str(tmp_path / "server.pem")

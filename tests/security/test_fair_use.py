@@ -12,8 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-from api_client import Api, error_of, http_job
-from server_process import DATABASES, ServerProcess, serving
+
+from tests.api.api_client import Api, error_of, http_job
+from tests.server_process import DATABASES, ServerProcess, serving
 
 LIMIT = 5
 OPTION = "--max-collections-per-subscription"

@@ -8,10 +8,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from key_tools import API_VERSION, collection_path, key_rows
-from server_process import ServerProcess, running_server
 
-from support import fresh_pg_database
+from tests.security.key_tools import API_VERSION, collection_path, key_rows
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 
 def _mode(path: Path) -> int:

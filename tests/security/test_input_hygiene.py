@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from api_client import Api, database_url, error_of, http_job
-from server_process import ServerProcess, running_server
 
 from horarium.model.names import CollectionName
 from horarium.store import collections as collections_store
 from horarium.store.db import create_engine
+from tests.api.api_client import Api, database_url, error_of, http_job
+from tests.server_process import ServerProcess, running_server
 
 COLLECTION = '{"location": "West US", "properties": {"sku": {"name": "Standard"}}%s}'
 JOB = (

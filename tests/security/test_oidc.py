@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from oidc_issuer import IssuerKey, OidcIssuer, hs256_token, unsigned_token
 
 from horarium.api.oidc import OidcVerifier
 from horarium.api.principal import AuthenticationError, Principal, Role
+from tests.security.oidc_issuer import IssuerKey, OidcIssuer, hs256_token, unsigned_token
 
 AUDIENCE = "api://horarium"
 LEEWAY = 60.0

@@ -13,8 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
-from oidc_issuer import IssuerKey, OidcIssuer
-from server_process import ServerProcess, running_server
+
+from tests.security.oidc_issuer import IssuerKey, OidcIssuer
+from tests.server_process import ServerProcess, running_server
 
 AUDIENCE = "api://horarium"
 VERSION = {"api-version": "2016-03-01"}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -121,7 +120,7 @@ async def serve() -> AsyncIterator[Serve]:
         tcp = web.TCPSite(runner, host, port, ssl_context=tls)
         await tcp.start()
         runners.append(runner)
-        bound = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        bound = runner.addresses[0][1]
         site.base = f"{'https' if tls else 'http'}://{host}:{bound}"
         return site
 
@@ -425,8 +424,7 @@ async def test_the_final_response_after_a_redirect_is_the_outcome(serve: Serve) 
 
 @pytest.fixture
 def pki(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "actions"))
-    from tls_material import make_pki
+    from tests.actions.tls_material import make_pki
 
     material = make_pki(tmp_path)
     monkeypatch.setenv("SSL_CERT_FILE", str(material.ca_file))
@@ -562,7 +560,7 @@ async def test_a_service_bus_broker_at_a_denied_address_is_refused(tripwire: Tri
 def test_a_job_aimed_at_a_denied_address_fails_with_the_refusal_in_its_history(
     tmp_path: Path, tripwire: Tripwire
 ) -> None:
-    from server_process import running_server
+    from tests.server_process import running_server
 
     args = ["--outbound-deny", f"{DENIED_HOST}/32,link-local", "--outbound-allow", "169.254.0.0/16"]
     with running_server(tmp_path, engine=True, args=args) as server:
@@ -603,7 +601,7 @@ def test_a_job_aimed_at_a_denied_address_fails_with_the_refusal_in_its_history(
 
 
 def test_the_default_policy_starts_without_a_warning(tmp_path: Path) -> None:
-    from server_process import running_server
+    from tests.server_process import running_server
 
     with running_server(tmp_path, engine=True) as server:
         assert httpx.get(server.url("/openapi.json"), timeout=10).status_code == 200

@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_client import Api, error_of, http_job
-from raw_http import raw_http_server
-from server_process import DATABASES
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -27,7 +24,10 @@ from horarium.store import jobs as jobs_store
 from horarium.store.db import create_engine, migrate
 from horarium.store.schema import job_history
 from horarium.store.sealing import Keyring
-from support import fresh_pg_database
+from tests.api.api_client import Api, error_of, http_job
+from tests.security.raw_http import raw_http_server
+from tests.server_process import DATABASES
+from tests.support import fresh_pg_database
 
 SMUGGLING_BODY = "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: victim\r\n\r\n"
 FORBIDDEN = [

@@ -14,13 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from secret_servers import FAR_FUTURE, Api, Echo, LiveServers, database_bytes, horarium, wait_until
-from server_process import ServerProcess, running_server
 from sqlalchemy import select, update
 
 from horarium.store.db import create_engine
 from horarium.store.schema import jobs
-from support import free_port, fresh_pg_database
+from tests.security.secret_servers import (
+    FAR_FUTURE,
+    Api,
+    Echo,
+    LiveServers,
+    database_bytes,
+    horarium,
+    wait_until,
+)
+from tests.server_process import ServerProcess, running_server
+from tests.support import free_port, fresh_pg_database
 
 PASSWORD = "kept-in-clear-by-an-older-version"
 

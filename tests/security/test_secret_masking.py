@@ -12,11 +12,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from secret_servers import FAR_FUTURE, Api, Arrival, Echo, LiveServers, error_of, wait_until
-from server_process import ServerProcess, running_server
 
 from horarium.model.secrets import MASK
-from support import fresh_pg_database
+from tests.security.secret_servers import (
+    FAR_FUTURE,
+    Api,
+    Arrival,
+    Echo,
+    LiveServers,
+    error_of,
+    wait_until,
+)
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 PASSWORD = "the-stored-password"
 FUNCTIONS_KEY = "the-functions-key"

@@ -15,15 +15,23 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from secret_servers import FAR_FUTURE, Api, Echo, LiveServers, database_bytes, horarium, wait_until
-from server_process import ServerProcess, running_server
 from sqlalchemy import select
 
 from horarium import cli
 from horarium.store.db import create_engine
 from horarium.store.schema import jobs
 from horarium.store.sealing import key_id, sealed_key_id
-from support import free_port, fresh_pg_database
+from tests.security.secret_servers import (
+    FAR_FUTURE,
+    Api,
+    Echo,
+    LiveServers,
+    database_bytes,
+    horarium,
+    wait_until,
+)
+from tests.server_process import ServerProcess, running_server
+from tests.support import free_port, fresh_pg_database
 
 PASSWORD = "rotated-password"
 

@@ -17,8 +17,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from queue_services import BROKER, KEY, KEY_NAME, QUEUE_ADDRESS, declare, rabbit_channel, waiting
-from secret_servers import (
+
+from horarium.model.secrets import MASK
+from tests.queue_services import (
+    BROKER,
+    KEY,
+    KEY_NAME,
+    QUEUE_ADDRESS,
+    declare,
+    rabbit_channel,
+    waiting,
+)
+from tests.security.secret_servers import (
     Api,
     Echo,
     LiveServers,
@@ -29,10 +39,8 @@ from secret_servers import (
     make_pki,
     wait_until,
 )
-from server_process import ServerProcess, running_server
-
-from horarium.model.secrets import MASK
-from support import fresh_pg_database
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 pytestmark = pytest.mark.rabbitmq
 

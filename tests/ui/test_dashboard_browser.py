@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from server_process import ServerProcess, running_server
-from ui_support import Api, http_target, launched_chromium
 
 from horarium.store.sealing import unseal_definition
 from horarium.store.secret_keys import read_key_file
+from tests.server_process import ServerProcess, running_server
+from tests.ui.ui_support import Api, http_target, launched_chromium
 
 WAIT_MS = 60_000  # the longest a step may take (a run goes through the scheduler)
 
@@ -279,9 +279,9 @@ def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
 ) -> None:
     from playwright.sync_api import expect
     from sqlalchemy import select
-    from ui_support import in_database, job_id
 
     from horarium.store.schema import jobs
+    from tests.ui.ui_support import in_database, job_id
 
     page = watched.page
     api = Api(server)

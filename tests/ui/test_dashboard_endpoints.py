@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_process import ServerProcess, running_server
-from ui_support import Api, add_execution, add_history, job_id, update_job
 
-from support import fresh_pg_database
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
+from tests.ui.ui_support import Api, add_execution, add_history, job_id, update_job
 
 
 @pytest.fixture(

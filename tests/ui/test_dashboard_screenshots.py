@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_process import ServerProcess, running_server
-from ui_support import Api, add_history, http_target, job_id, launched_chromium
+
+from tests.server_process import ServerProcess, running_server
+from tests.ui.ui_support import Api, add_history, http_target, job_id, launched_chromium
 
 SHOTS = os.environ.get("HORARIUM_UI_SCREENSHOTS")
 SIZE = {"width": 1280, "height": 800}

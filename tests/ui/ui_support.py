@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
-from server_process import ServerProcess
 
-from support import IN_CI, free_port
+from tests.server_process import ServerProcess
+from tests.support import IN_CI, free_port
 
 API_VERSION = {"api-version": "2016-03-01"}
 

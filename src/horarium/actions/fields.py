@@ -1,7 +1,9 @@
-"""Reading action JSON leniently: property names match case-insensitively, as on the live service.
+"""Reading stored action JSON at run time, leniently: property names match case-insensitively,
+as on the live service, and map values may be numbers or booleans (sent as their text).
 
 A field that is missing or of the wrong type raises `ActionInputError`, whose text names the
-field and the rule; the runner turns it into a Failed execution, never an exception.
+field and the rule; the runner turns it into a Failed execution, never an exception. (The API
+validates input with the strict readers of horarium.model.fields, which raise BadRequest.)
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 from horarium.model.keys import lookup
 
-__all__ = ["ActionInputError", "lookup", "section", "string_map", "text"]
+__all__ = ["ActionInputError", "lenient_string_map", "lenient_text", "lookup", "section"]
 
 
 class ActionInputError(ValueError):
@@ -30,8 +32,10 @@ def section(obj: Mapping[str, Any], name: str, where: str, *, required: bool = T
     return value
 
 
-def text(obj: Mapping[str, Any], name: str, where: str, *, required: bool = True) -> str | None:
-    """A string field; None when absent and optional."""
+def lenient_text(
+    obj: Mapping[str, Any], name: str, where: str, *, required: bool = True
+) -> str | None:
+    """A string field, its name in any case; None when absent and optional."""
     value = lookup(obj, name)
     if value is None or (required and value == ""):
         if required:
@@ -42,8 +46,9 @@ def text(obj: Mapping[str, Any], name: str, where: str, *, required: bool = True
     return value
 
 
-def string_map(obj: Mapping[str, Any], name: str, where: str) -> dict[str, str]:
-    """A map of string to string (headers, custom properties); empty when absent."""
+def lenient_string_map(obj: Mapping[str, Any], name: str, where: str) -> dict[str, str]:
+    """A map of string to string (headers, custom properties), its name in any case and its
+    number or boolean values as text; empty when absent."""
     value = lookup(obj, name)
     if value is None:
         return {}

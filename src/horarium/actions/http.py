@@ -27,7 +27,13 @@ from yarl import URL
 
 from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.execution import execution_headers
-from horarium.actions.fields import ActionInputError, lookup, section, string_map, text
+from horarium.actions.fields import (
+    ActionInputError,
+    lenient_string_map,
+    lenient_text,
+    lookup,
+    section,
+)
 from horarium.actions.http_history import (
     BODY_CHARS,
     failure_message,
@@ -89,16 +95,16 @@ class HttpActions:
 
     async def run(self, action: Mapping[str, Any], context: ExecutionContext) -> ActionResult:
         request = section(action, "request", "action")
-        url = _target(text(request, "uri", "request") or "")
-        method = (text(request, "method", "request") or "").upper()
+        url = _target(lenient_text(request, "uri", "request") or "")
+        method = (lenient_text(request, "method", "request") or "").upper()
         if not method.isalpha():
             raise ActionInputError("'request.method' must be an HTTP method such as GET or POST")
-        headers: CIMultiDict[str] = CIMultiDict(string_map(request, "headers", "request"))
+        headers: CIMultiDict[str] = CIMultiDict(lenient_string_map(request, "headers", "request"))
         headers.popall("Content-Length", None)
         framing = next((name for name in headers if is_framing_header(name)), None)
         if framing is not None:  # stored before the API refused such headers: never sent
             raise ActionInputError(f"'request.headers.{framing}': {FRAMING_RULE}")
-        body = text(request, "body", "request", required=False)
+        body = lenient_text(request, "body", "request", required=False)
         data = body.encode() if body is not None else None
         if data is not None and "Content-Type" not in headers:
             headers["Content-Type"] = DEFAULT_CONTENT_TYPE
@@ -180,25 +186,25 @@ class HttpActions:
     ) -> ssl.SSLContext | None:
         """Apply outbound authentication; returns the client-certificate context, if any."""
         where = "request.authentication"
-        kind = (text(auth, "type", where, required=False) or "NotSpecified").lower()
+        kind = (lenient_text(auth, "type", where, required=False) or "NotSpecified").lower()
         if kind == "basic":
-            username = text(auth, "username", where)
-            password = text(auth, "password", where, required=False) or ""
+            username = lenient_text(auth, "username", where)
+            password = lenient_text(auth, "password", where, required=False) or ""
             if ":" in (username or ""):
                 raise ActionInputError(f"'{where}.username' must not contain ':'")
             pair = f"{username}:{password}".encode()
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
             return None
         if kind == "clientcertificate":
-            pfx = text(auth, "pfx", where) or ""
-            pfx_password = text(auth, "password", where, required=False)
+            pfx = lenient_text(auth, "pfx", where) or ""
+            pfx_password = lenient_text(auth, "password", where, required=False)
             return await self._certificates.context(pfx, pfx_password)
         if kind == "activedirectoryoauth":
             token = await self._tokens.token(
-                text(auth, "tenant", where) or "",
-                text(auth, "audience", where) or "",
-                text(auth, "clientId", where) or "",
-                text(auth, "secret", where) or "",
+                lenient_text(auth, "tenant", where) or "",
+                lenient_text(auth, "audience", where) or "",
+                lenient_text(auth, "clientId", where) or "",
+                lenient_text(auth, "secret", where) or "",
             )
             headers["Authorization"] = f"Bearer {token}"
             return None

@@ -26,7 +26,13 @@ from proton import Message, symbol, timestamp
 from horarium.actions.amqp import AmqpSender, AmqpSendError, Endpoint
 from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.execution import execution_headers
-from horarium.actions.fields import ActionInputError, lookup, section, string_map, text
+from horarium.actions.fields import (
+    ActionInputError,
+    lenient_string_map,
+    lenient_text,
+    lookup,
+    section,
+)
 from horarium.model.durations import read_duration
 
 SCHEDULED_ENQUEUE_TIME = symbol("x-opt-scheduled-enqueue-time")
@@ -61,13 +67,13 @@ class ServiceBusActions:
         where = "serviceBusTopicMessage" if topic else "serviceBusQueueMessage"
         prefix = "ServiceBusTopic Action" if topic else "ServiceBusQueue Action"
         body = section(action, where, "action")
-        namespace = text(body, "namespace", where) or ""
+        namespace = lenient_text(body, "namespace", where) or ""
         entity_field = "topicPath" if topic else "queueName"
-        entity = text(body, entity_field, where) or ""
+        entity = lenient_text(body, entity_field, where) or ""
         auth = section(body, "authentication", where)
-        user = text(auth, "sasKeyName", f"{where}.authentication") or ""
-        key = text(auth, "sasKey", f"{where}.authentication") or ""
-        transport = (text(body, "transportType", where, required=False) or "AMQP").lower()
+        user = lenient_text(auth, "sasKeyName", f"{where}.authentication") or ""
+        key = lenient_text(auth, "sasKey", f"{where}.authentication") or ""
+        transport = (lenient_text(body, "transportType", where, required=False) or "AMQP").lower()
         if transport not in TRANSPORTS:
             raise ActionInputError(f"'{where}.transportType' must be AMQP or NetMessaging")
         message, message_id = build_message(body, where, context)
@@ -103,18 +109,18 @@ def build_message(
 ) -> tuple[Message, str]:
     """The AMQP message for a serviceBus*Message object (see the module's mapping), its id."""
     message = Message()
-    message.body = (text(body, "message", where, required=False) or "").encode()
+    message.body = (lenient_text(body, "message", where, required=False) or "").encode()
     message.inferred = True  # bytes as a data section, not an amqp-value holding binary
     message.durable = True
     props_where = f"{where}.brokeredMessageProperties"
     props = section(body, "brokeredMessageProperties", where, required=False)
-    message_id = text(props, "messageId", props_where, required=False) or uuid.uuid4().hex
+    message_id = lenient_text(props, "messageId", props_where, required=False) or uuid.uuid4().hex
     message.id = message_id
     for name, attribute in STRING_PROPERTIES.items():
-        value = text(props, name, props_where, required=False)
+        value = lenient_text(props, name, props_where, required=False)
         if value is not None:
             setattr(message, attribute, value)
-    ttl = text(props, "timeToLive", props_where, required=False)
+    ttl = lenient_text(props, "timeToLive", props_where, required=False)
     if ttl is not None:
         span = time_to_live(ttl, f"{props_where}.timeToLive")
         if span.total_seconds() <= 0:
@@ -127,12 +133,12 @@ def build_message(
             int(_instant(enqueue, f"{props_where}.scheduledEnqueueTimeUtc").timestamp() * 1000)
         )
     for name, key in (("partitionKey", PARTITION_KEY), ("viaPartitionKey", VIA_PARTITION_KEY)):
-        value = text(props, name, props_where, required=False)
+        value = lenient_text(props, name, props_where, required=False)
         if value is not None:
             annotations[key] = value
     if annotations:
         message.annotations = annotations
-    application = string_map(body, "customMessageProperties", where)
+    application = lenient_string_map(body, "customMessageProperties", where)
     application.update(execution_headers(context))
     message.properties = cast(Any, application)
     return message, message_id

@@ -19,7 +19,7 @@ from azure.storage.queue.aio import QueueClient
 
 from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.envelope import storage_queue_envelope
-from horarium.actions.fields import ActionInputError, section, text
+from horarium.actions.fields import ActionInputError, lenient_text, section
 
 PREFIX = "StorageQueue Action"
 
@@ -41,10 +41,10 @@ class StorageQueueActions:
     async def run(self, action: Mapping[str, Any], context: ExecutionContext) -> ActionResult:
         where = "queueMessage"
         queue_message = section(action, "queueMessage", "action")
-        account = text(queue_message, "storageAccount", where) or ""
-        queue = text(queue_message, "queueName", where) or ""
-        sas_token = (text(queue_message, "sasToken", where) or "").lstrip("?")
-        message = text(queue_message, "message", where, required=False) or ""
+        account = lenient_text(queue_message, "storageAccount", where) or ""
+        queue = lenient_text(queue_message, "queueName", where) or ""
+        sas_token = (lenient_text(queue_message, "sasToken", where) or "").lstrip("?")
+        message = lenient_text(queue_message, "message", where, required=False) or ""
         target = f"queue '{queue}' of storage account '{account}'"
 
         transport = AioHttpTransport(session=self._session, session_owner=False)

@@ -17,13 +17,14 @@ from horarium.commands.output import (
     emit_json,
     json_option,
     note,
-    print_pairs,
-    print_table,
+    print_listing,
+    print_resource,
     text,
 )
 from horarium.options import OneLineError
 
 SKUS = ("Free", "Standard", "P10Premium", "P20Premium")
+COLLECTION_HEADERS = ("NAME", "RESOURCE GROUP", "SKU", "STATE", "LOCATION")
 _GROUP_IN_ID = re.compile(r"/resourceGroups/([^/]+)/", re.IGNORECASE)
 
 
@@ -48,16 +49,13 @@ def quota_text(quota: Any) -> str:
     return ", ".join(parts)
 
 
-def _rows(found: list[dict[str, Any]]) -> list[list[str]]:
+def _row(body: dict[str, Any]) -> list[str]:
     return [
-        [
-            text(c.get("name")),
-            resource_group_of(c),
-            text(dig(c, "properties", "sku", "name")),
-            text(dig(c, "properties", "state")),
-            text(c.get("location")),
-        ]
-        for c in found
+        text(body.get("name")),
+        resource_group_of(body),
+        text(dig(body, "properties", "sku", "name")),
+        text(dig(body, "properties", "state")),
+        text(body.get("location")),
     ]
 
 
@@ -90,13 +88,9 @@ def list_collections(
     """The collections of a subscription (or of one resource group)."""
     with connection.client() as client:
         listing = client.list_collections(subscription, resource_group)
-    if as_json:
-        emit_json(listing.as_json())
-    elif not listing.value:
-        where = f"the resource group {resource_group}" if resource_group else "the subscription"
-        note(f"No job collections in {where} ({subscription}).")
-    else:
-        print_table(["NAME", "RESOURCE GROUP", "SKU", "STATE", "LOCATION"], _rows(listing.value))
+    where = f"the resource group {resource_group}" if resource_group else "the subscription"
+    empty = f"No job collections in {where} ({subscription})."
+    print_listing(listing, as_json, COLLECTION_HEADERS, _row, empty=empty)
 
 
 @collections.command()
@@ -107,10 +101,7 @@ def show(connection: Connection, collection: CollectionRef, as_json: bool) -> No
     """One collection: location, plan, state, quota, tags."""
     with connection.client() as client:
         body = client.get_collection(collection)
-    if as_json:
-        emit_json(body)
-    else:
-        print_pairs(_pairs(body))
+    print_resource(body, as_json, _pairs)
 
 
 @collections.command()

@@ -26,8 +26,8 @@ from horarium.commands.output import (
     emit_json,
     json_option,
     note,
-    print_pairs,
-    print_table,
+    print_listing,
+    print_resource,
     when,
 )
 
@@ -56,12 +56,8 @@ def list_jobs(
     """The jobs of a collection: state, next and last run, executions, failures, faulted."""
     with connection.client() as client:
         listing = client.list_jobs(collection, state=state)
-    if as_json:
-        emit_json(listing.as_json())
-    elif not listing.value:
-        note(f"No {state + ' ' if state else ''}jobs in the collection {collection}.")
-    else:
-        print_table(JOB_HEADERS, [job_row(j) for j in listing.value], right=JOB_NUMBERS)
+    empty = f"No {state + ' ' if state else ''}jobs in the collection {collection}."
+    print_listing(listing, as_json, JOB_HEADERS, job_row, empty=empty, right=JOB_NUMBERS)
 
 
 @jobs.command()
@@ -72,10 +68,7 @@ def show(connection: Connection, job: JobRef, as_json: bool) -> None:
     """One job: action, retries, schedule, next and last run, counts."""
     with connection.client() as client:
         body = client.get_job(job)
-    if as_json:
-        emit_json(body)
-    else:
-        print_pairs(job_pairs(body))
+    print_resource(body, as_json, job_pairs)
 
 
 def _name_for(document: JsonDocument, given: str | None) -> str:
@@ -234,9 +227,5 @@ def upcoming(connection: Connection, job: JobRef, count: int, as_json: bool) -> 
     """A job's next executions, in UTC and on its wall clock (a Horarium extension)."""
     with connection.client() as client:
         listing = client.upcoming(job, count)
-    if as_json:
-        emit_json(listing.as_json())
-    elif not listing.value:
-        note(f"The job {job} has no upcoming executions.")
-    else:
-        print_table(UPCOMING_HEADERS, [upcoming_row(e) for e in listing.value], right=(3,))
+    empty = f"The job {job} has no upcoming executions."
+    print_listing(listing, as_json, UPCOMING_HEADERS, upcoming_row, empty=empty, right=(3,))

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from horarium.client import Listing
 
 NONE = "-"
 MIN_MESSAGE_WIDTH = 30
@@ -55,6 +58,38 @@ def print_pairs(pairs: Iterable[tuple[str, str]]) -> None:
     width = max((len(name) for name, _ in found), default=0)
     for name, value in found:
         click.echo(f"{name.ljust(width)}  {value}".rstrip())
+
+
+def print_listing(
+    listing: Listing,
+    as_json: bool,
+    headers: Sequence[str],
+    row: Callable[[dict[str, Any]], Sequence[str]],
+    *,
+    empty: str,
+    right: Collection[int] = (),
+) -> None:
+    """A list command's result: the API's JSON, a table of a `row` per entry, or the note
+    `empty` when there are no entries."""
+    if as_json:
+        emit_json(listing.as_json())
+    elif not listing.value:
+        note(empty)
+    else:
+        print_table(headers, [row(entry) for entry in listing.value], right=right)
+
+
+def print_resource(
+    body: dict[str, Any],
+    as_json: bool,
+    pairs: Callable[[dict[str, Any]], Iterable[tuple[str, str]]],
+) -> None:
+    """A show command's result: the API's JSON, or the resource's `pairs` as `name  value`
+    lines."""
+    if as_json:
+        emit_json(body)
+    else:
+        print_pairs(pairs(body))
 
 
 _FRACTION = re.compile(r"\.\d+(?=Z$|[+-]\d\d:\d\d$)")

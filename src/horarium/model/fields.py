@@ -1,4 +1,5 @@
-"""Typed reads of already key-canonicalized input; every failure names the field and the rule."""
+"""Typed reads of already key-canonicalized API input; every failure is a BadRequest naming the
+field and the rule (the actions read stored JSON at run time with horarium.actions.fields)."""
 
 from __future__ import annotations
 
