@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,6 @@ def require_service(name: str, host: str, port: int) -> None:
 def _postgres_problem() -> str | None:
     """Why the tests cannot use PG_ADMIN_URL (None: they can): the server is not running, the
     login is refused or the database is missing (scripts/services.sh creates it when it can)."""
-    import asyncio
 
     import asyncpg
 
@@ -49,7 +49,7 @@ def _postgres_problem() -> str | None:
         await conn.close()
 
     try:
-        asyncio.run(login())
+        _run_apart(login)
     except Exception as exc:
         shown = PG_ADMIN_URL.split("@")[-1]
         return (
@@ -77,7 +77,6 @@ def free_port() -> int:
 
 def _admin_execute(sql: str) -> None:
     """Run one statement on the admin database with asyncpg (CREATE/DROP DATABASE)."""
-    import asyncio
 
     import asyncpg
 
@@ -88,7 +87,17 @@ def _admin_execute(sql: str) -> None:
         finally:
             await conn.close()
 
-    asyncio.run(run())
+    _run_apart(run)
+
+
+def _run_apart(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """`asyncio.run(work())` on a thread of its own, so that it also works when called from a
+    test or fixture that runs in an event loop."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(lambda: asyncio.run(work())).result()
 
 
 def drop_pg_database(url: str) -> None:
