@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from horarium.api import job_ops
 from horarium.api.collection_ops import require as require_collection
 from horarium.model import datetimes
+from horarium.model.durations import format_timespan
 from horarium.model.job import parse_job, properties_of
 from horarium.model.names import CollectionName, check_job_name
 from horarium.model.schedule import compile_plan
@@ -32,6 +33,9 @@ def _describe(series: Plan, instant: datetime, repeat: int) -> dict[str, Any]:
         "scheduledLocalTime": seen.wall.isoformat(),
         "movedBySpringForward": seen.moved,
         "mergedByFallBack": seen.merged,
+        # With recurrence.jitter: the instant the schedule named, and how much later it starts.
+        "scheduledExecutionTime": datetimes.format_instant(seen.nominal or seen.instant),
+        "jitterOffset": format_timespan(seen.jitter),
         "repeatCount": repeat,
     }
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from horarium.model import datetimes, enums
+from horarium.model import datetimes, durations, enums
 from horarium.model.actions import ACTION_SHAPE, WireStyle, parse_action, render_action
 from horarium.model.errors import BadRequest
 from horarium.model.keys import ListOf, Shape, canonical_keys
@@ -34,6 +34,8 @@ RECURRENCE_SHAPE: dict[str, Shape] = {
     "endTime": None,
     "schedule": SCHEDULE_SHAPE,
     "timeZone": None,
+    "cron": None,  # Horarium extensions (docs/recurrence.md §8, §9)
+    "jitter": None,
 }
 PROPERTIES_SHAPE: dict[str, Shape] = {
     "startTime": None,
@@ -125,6 +127,8 @@ def _recurrence(raw: Any) -> Any:
         out["frequency"] = found
     if out.get("endTime") is not None:
         out["endTime"] = _instant_text(out["endTime"])
+    if isinstance(out.get("jitter"), str):
+        out["jitter"] = _timespan_text(out["jitter"])
     schedule = out.get("schedule")
     if isinstance(schedule, dict):
         schedule = {k: v for k, v in schedule.items() if v is not None}
@@ -139,6 +143,14 @@ def _recurrence(raw: Any) -> Any:
             schedule["monthlyOccurrences"] = [_occurrence(o) for o in occurrences]
         out["schedule"] = schedule
     return out
+
+
+def _timespan_text(value: str) -> str:
+    """A duration as TimeSpan text; a value only the recurrence engine reads is kept as given."""
+    try:
+        return durations.format_timespan(durations.read_duration(value))
+    except ValueError:
+        return value
 
 
 def _integral(value: Any) -> Any:
@@ -215,6 +227,9 @@ def _render_recurrence(recurrence: dict[str, Any], has_zone: bool) -> dict[str, 
         out["schedule"] = rendered
     if "timeZone" in recurrence:
         out["timeZone"] = recurrence["timeZone"]
+    for extension in ("cron", "jitter"):
+        if extension in recurrence:
+            out[extension] = recurrence[extension]
     return out
 
 

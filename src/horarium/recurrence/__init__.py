@@ -20,6 +20,10 @@ Public surface (other packages import only these names):
     - ``describe(instant) -> Occurrence`` — the wall-clock time in the zone and DST marks.
 - `preview(properties, *, now, count=10) -> list[datetime]`: the next `count` executions of a
   job created at `now` (count of the recurrence honoured).
+- `cron_shortest_gap(expression) -> timedelta`: the shortest wall-clock gap between two runs
+  of a `recurrence.cron` expression (for plan quotas).
+- `read_duration(text) -> timedelta`: a TimeSpan or ISO 8601 duration, as Horarium reads them
+  everywhere (ValueError otherwise).
 - `parse_instant(value, zone=None) -> datetime`: an ISO 8601 value read as `startTime` /
   `endTime` are (offset or Z: that instant; none: wall-clock time in `zone`; date only:
   midnight in `zone`), as aware UTC.
@@ -35,5 +39,16 @@ from horarium.recurrence.api import (
     plan,
     preview,
 )
+from horarium.recurrence.cron import cron_shortest_gap
+from horarium.recurrence.durations import read_duration
 
-__all__ = ["Occurrence", "Plan", "RecurrenceError", "parse_instant", "plan", "preview"]
+__all__ = [
+    "Occurrence",
+    "Plan",
+    "RecurrenceError",
+    "cron_shortest_gap",
+    "parse_instant",
+    "plan",
+    "preview",
+    "read_duration",
+]
