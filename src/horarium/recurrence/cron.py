@@ -119,6 +119,7 @@ class CronDays:
     def __init__(self, cron: Cron) -> None:
         self.cron = cron
         self._picked: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._span = (0, 0, 0)  # (first day, first day after, index) of the last month read
 
     def month(self, length: int, first_weekday: int) -> tuple[int, ...]:
         """The run days of a month of that shape (`Cron.days_of`, remembered)."""
@@ -129,14 +130,19 @@ class CronDays:
         return days
 
     def next_day(self, d: int) -> int | None:
-        year, month, day = ymd(d)
-        index = year * 12 + month - 1
+        first, after, index = self._span
+        if first <= d < after:  # the month of the last question: no calendar arithmetic
+            day = d - first + 1
+        else:
+            year, month, day = ymd(d)
+            index = year * 12 + month - 1
         months = self.cron.months
         for _ in range(GREGORIAN_MONTHS + 1):  # every month shape recurs within 400 years
             if index >= 9999 * 12:
                 return None
             if index % 12 + 1 in months:
                 start, length, first_weekday = month_info(index)
+                self._span = (start, start + length, index)
                 days = self.month(length, first_weekday)
                 i = bisect_left(days, day)
                 if i < len(days):
