@@ -1,5 +1,6 @@
-"""A jittered job run by the real engine starts where `upcoming` said it would, and its retry
-keeps that execution's offset (docs/recurrence.md §9): on SQLite and on PostgreSQL."""
+"""A jittered job run by the real engine starts where `upcoming` said it would, plans its next
+execution where `upcoming` put it, and its retry keeps that execution's offset
+(docs/recurrence.md §9): on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def test_the_engine_starts_a_jittered_execution_where_upcoming_said(
         body = http_job(
             target.url,
             startTime=nominal.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            recurrence={"frequency": "Minute", "interval": 1, "count": 1, "jitter": "PT8S"},
+            recurrence={"frequency": "Minute", "interval": 1, "count": 2, "jitter": "PT8S"},
         )
         body["properties"]["action"]["request"]["method"] = "POST"
         body["properties"]["action"]["retryPolicy"] = {
@@ -85,7 +86,7 @@ def test_the_engine_starts_a_jittered_execution_where_upcoming_said(
         }
         stored = api.put(api.job(name, "jittered"), body).json()["properties"]
         predicted = api.get(api.job(name, "jittered") + "/upcoming").json()["value"]
-        assert len(predicted) == 1
+        assert len(predicted) == 2
         expected = _instant(predicted[0]["executionTime"])
         assert _instant(predicted[0]["scheduledExecutionTime"]) == nominal
         assert expected - nominal == _span(predicted[0]["jitterOffset"]) < timedelta(seconds=8)
@@ -104,6 +105,10 @@ def test_the_engine_starts_a_jittered_execution_where_upcoming_said(
         assert expected - early <= first_start < expected + timedelta(seconds=5)
         assert _instant(attempts[1]["startTime"]) >= first_start + timedelta(seconds=15)
         assert target.calls[0] >= expected - early
+        # The engine planned the next execution at claim time: where upcoming put it.
+        job = api.get(api.job(name, "jittered")).json()["properties"]
+        assert job["status"]["nextExecutionTime"] == predicted[1]["executionTime"]
+        assert _instant(predicted[1]["scheduledExecutionTime"]) == nominal + timedelta(minutes=1)
     finally:
         api.http.close()
         target.close()
