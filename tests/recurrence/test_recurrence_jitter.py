@@ -195,6 +195,19 @@ def test_first_at_or_after_after_and_iter_from_agree(
         assert everything == list(islice(compiled.iter_from(created), len(everything)))
 
 
+def test_a_jittered_series_ends_cleanly_at_the_calendars_end() -> None:
+    properties = {
+        "startTime": "8999-06-01T00:00:00Z",
+        "recurrence": {"frequency": "Week", "jitter": "P7D"},
+    }
+    for k in range(10):  # ten series: some draw an offset past year 9999 for the last run
+        compiled = plan(properties, created=datetime(8999, 1, 1, 0, 0, k, tzinfo=UTC))
+        runs = list(compiled.iter_from(datetime(9999, 10, 1, tzinfo=UTC)))
+        assert 11 <= len(runs) <= 14 and runs[-1] <= datetime(9999, 12, 30, tzinfo=UTC)
+        assert compiled.after(runs[-1]) is None
+        assert compiled.at_or_after(datetime(9999, 12, 30, 0, 0, 1, tzinfo=UTC)) is None
+
+
 def test_the_cli_marks_jittered_executions() -> None:
     out, err = StringIO(), StringIO()
     text = '{"recurrence": {"cron": "0 10 * * *", "timeZone": "Europe/Berlin", "jitter": "PT5M"}}'

@@ -19,7 +19,7 @@ from typing import Any
 
 from horarium.recurrence.durations import read_duration
 from horarium.recurrence.errors import RecurrenceError
-from horarium.recurrence.timeline import SECOND, UNIX_EPOCH, from_instant, to_instant
+from horarium.recurrence.timeline import LIMIT, SECOND, UNIX_EPOCH, from_instant, to_instant
 
 PATH = "recurrence.jitter"
 
@@ -68,7 +68,7 @@ class Jitter:
             following = self.nominal(n + 1)
             u = self.start(n, following)
             if u >= t:
-                return u
+                return u if u <= LIMIT else None  # past the calendar's end: the series ends
             n = following
         return None
 
@@ -95,5 +95,5 @@ class Jitter:
             previous = n
         if previous is not None:
             u = self.start(previous, None)
-            if u >= t:
+            if t <= u <= LIMIT:  # past the calendar's end: the series ends
                 yield to_instant(u)
