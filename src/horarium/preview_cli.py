@@ -5,6 +5,10 @@ daylight saving time and exclusion calendars (`--calendar NAME=FILE`) did, if an
 
     2019-03-10T08:30:00Z  2019-03-10 03:30:00 CDT  [DST: moved, 02:30:00 does not exist]
     2031-01-04T14:00:00Z  2031-01-04 09:00:00 EST  [calendar weekends: skipped]
+
+With `recurrence.jitter`, how much after the instant the schedule named each execution starts::
+
+    2024-01-01T09:04:17Z  2024-01-01 10:04:17 CET  [jitter: +0:04:17 after 10:00:00]
 """
 
 from __future__ import annotations
@@ -103,6 +107,9 @@ def line(occurrence: Occurrence) -> str:
         marks.append("merged, runs once")
     if marks:
         shown += f"  [DST: {'; '.join(marks)}]"
+    if occurrence.jitter and occurrence.nominal is not None:
+        nominal = occurrence.nominal.astimezone(local.tzinfo).strftime("%H:%M:%S")
+        shown += f"  [jitter: +{occurrence.jitter} after {nominal}]"
     return shown
 
 

@@ -49,7 +49,30 @@ _UPCOMING = {
             "description": "The asked-for time occurred twice (it runs once), or two asked-for"
             " times name this instant.",
         },
+        "scheduledExecutionTime": {
+            "type": "string",
+            "format": "date-time",
+            "description": "UTC instant the schedule named; executionTime is later by"
+            " jitterOffset when the recurrence has a jitter.",
+        },
+        "jitterOffset": {"type": "string", "description": "TimeSpan, 00:00:00 without jitter."},
         "repeatCount": {"type": "integer"},
+    },
+}
+_RECURRENCE_EXTENSIONS = {
+    "cron": {
+        "type": "string",
+        "description": "Horarium extension: a 5-field cron expression (minute hour day-of-month"
+        " month day-of-week; ranges, steps, lists, names, @hourly-style macros, L, W, #) read"
+        " on the clock of timeZone; instead of frequency, interval and schedule.",
+        "examples": ["*/15 9-17 * * MON-FRI", "0 6 L * *", "@daily"],
+    },
+    "jitter": {
+        "type": "string",
+        "description": "Horarium extension: TimeSpan or ISO 8601 duration; each execution"
+        " starts a deterministic offset in [0, jitter) after the instant the schedule names"
+        " (at most the recurrence's shortest gap). GET …/upcoming shows the real instants.",
+        "examples": ["00:05:00", "PT5M"],
     },
 }
 
@@ -163,6 +186,7 @@ def azure_schemas() -> dict[str, Any]:
         " Time) time zone of the schedule; absent: UTC.",
     }
     _add_execution_extensions(schemas)
+    schemas["JobRecurrence"]["properties"].update(_RECURRENCE_EXTENSIONS)
     schemas["ErrorResponse"] = _ERROR
     schemas["UpcomingExecution"] = _UPCOMING
     schemas["UpcomingExecutionList"] = {

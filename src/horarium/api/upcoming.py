@@ -12,6 +12,7 @@ from horarium.api import job_ops
 from horarium.api.calendar_ops import resolve as resolve_calendars
 from horarium.api.collection_ops import require as require_collection
 from horarium.model import datetimes
+from horarium.model.durations import format_timespan
 from horarium.model.enums import FINAL_JOB_STATES
 from horarium.model.job import parse_job, properties_of
 from horarium.model.names import CollectionName, check_job_name
@@ -33,6 +34,9 @@ def _describe(series: Plan, instant: datetime, repeat: int | None) -> dict[str, 
         "scheduledLocalTime": seen.wall.isoformat(),
         "movedBySpringForward": seen.moved,
         "mergedByFallBack": seen.merged,
+        # With recurrence.jitter: the instant the schedule named, and how much later it starts.
+        "scheduledExecutionTime": datetimes.format_instant(seen.nominal or seen.instant),
+        "jitterOffset": format_timespan(seen.jitter),
         "repeatCount": repeat,
     }
 

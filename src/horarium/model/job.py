@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from horarium.model import datetimes, enums
+from horarium.model import datetimes, durations, enums
 from horarium.model.actions import ACTION_SHAPE, WireStyle, parse_action, render_action
 from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
@@ -36,6 +36,8 @@ RECURRENCE_SHAPE: dict[str, Shape] = {
     "endTime": None,
     "schedule": SCHEDULE_SHAPE,
     "timeZone": None,
+    "cron": None,  # Horarium extensions (docs/recurrence.md §9, §10)
+    "jitter": None,
     "excludeCalendars": None,
     "onExcluded": None,
 }
@@ -132,6 +134,8 @@ def _recurrence(raw: Any) -> Any:
         del out["onExcluded"]
     if out.get("endTime") is not None:
         out["endTime"] = _instant_text(out["endTime"])
+    if isinstance(out.get("jitter"), str):
+        out["jitter"] = _timespan_text(out["jitter"])
     schedule = out.get("schedule")
     if isinstance(schedule, dict):
         schedule = {k: v for k, v in schedule.items() if v is not None}
@@ -146,6 +150,14 @@ def _recurrence(raw: Any) -> Any:
             schedule["monthlyOccurrences"] = [_occurrence(o) for o in occurrences]
         out["schedule"] = schedule
     return out
+
+
+def _timespan_text(value: str) -> str:
+    """A duration as TimeSpan text; a value only the recurrence engine reads is kept as given."""
+    try:
+        return durations.format_timespan(durations.read_duration(value))
+    except ValueError:
+        return value
 
 
 def _integral(value: Any) -> Any:
@@ -225,6 +237,9 @@ def _render_recurrence(recurrence: dict[str, Any], has_zone: bool) -> dict[str, 
     for key in ("excludeCalendars", "onExcluded"):  # exclusion calendars (Horarium)
         if key in recurrence:
             out[key] = recurrence[key]
+    for extension in ("cron", "jitter"):
+        if extension in recurrence:
+            out[extension] = recurrence[extension]
     return out
 
 

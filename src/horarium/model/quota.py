@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from horarium.model.errors import Conflict
+from horarium.recurrence import cron_shortest_gap
 
 MINUTES = {
     "Minute": 1,
@@ -144,6 +146,8 @@ def _ints(value: Any) -> list[int]:
 
 def shortest_gap_minutes(recurrence: dict[str, Any]) -> int:
     """A lower bound of the time between two runs of a (validated, canonical) recurrence."""
+    if isinstance(recurrence.get("cron"), str):
+        return max(1, cron_shortest_gap(recurrence["cron"]) // timedelta(minutes=1))
     frequency = recurrence.get("frequency", "Minute")
     interval = recurrence.get("interval", 1)
     if not isinstance(interval, int):

@@ -25,6 +25,10 @@ Public surface (other packages import only these names):
   their properties from the definition's internal `resolvedCalendars` (`RESOLVED`);
   `read_calendar` validates a calendar's properties; `outline(plan, start, count)` lists runs
   and skipped executions with the calendar that moved or skipped them.
+- `cron_shortest_gap(expression) -> timedelta`: the shortest wall-clock gap between two runs
+  of a `recurrence.cron` expression (for plan quotas).
+- `read_duration(text) -> timedelta`: a TimeSpan or ISO 8601 duration, as Horarium reads them
+  everywhere (ValueError otherwise).
 - `parse_instant(value, zone=None) -> datetime`: an ISO 8601 value read as `startTime` /
   `endTime` are (offset or Z: that instant; none: wall-clock time in `zone`; date only:
   midnight in `zone`), as aware UTC.
@@ -34,6 +38,8 @@ Decisions where the design doc is silent: docs/recurrence.md.
 
 from horarium.recurrence.api import Occurrence, Plan, RecurrenceError, parse_instant
 from horarium.recurrence.calendars import read_calendar
+from horarium.recurrence.cron import cron_shortest_gap
+from horarium.recurrence.durations import read_duration
 from horarium.recurrence.excluding import (
     MODES,
     RESOLVED,
@@ -52,11 +58,13 @@ __all__ = [
     "Plan",
     "RecurrenceError",
     "Run",
+    "cron_shortest_gap",
     "exclusion_names",
     "outline",
     "parse_instant",
     "plan",
     "preview",
     "read_calendar",
+    "read_duration",
     "with_calendars",
 ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from horarium.recurrence.cron import CronDays
 from horarium.recurrence.days import (
     Days,
     EveryDays,
@@ -19,6 +20,8 @@ from horarium.recurrence.days import (
     ymd,
 )
 from horarium.recurrence.errors import RecurrenceError
+from horarium.recurrence.gaps import shortest_gap
+from horarium.recurrence.jitter import Jitter
 from horarium.recurrence.parse import EARLIEST, LATEST, Rule, Schedule, parse_when, read_rule
 from horarium.recurrence.series import Elapsed, HourMarks, Series, Wall, WallClock
 from horarium.recurrence.timeline import (
@@ -50,12 +53,17 @@ class Occurrence:
     wall: datetime  # naive: the wall-clock time the schedule asked for (differs when moved)
     moved: bool
     merged: bool
+    nominal: datetime | None = None  # with jitter: the instant the schedule named (aware UTC)
+    jitter: timedelta = timedelta(0)  # instant − nominal
 
 
 class Plan:
     """A job's validated, compiled series. See the package docstring for the contract."""
 
-    __slots__ = ("_end", "_first", "_series", "count", "created", "end", "recurring", "zone")
+    __slots__ = (
+        *("_end", "_first", "_jitter", "_series"),
+        *("count", "created", "end", "recurring", "zone"),
+    )
 
     def __init__(self, rule: Rule, created: datetime) -> None:
         self.zone: ZoneInfo = rule.zone
@@ -73,18 +81,20 @@ class Plan:
                 first = start_us
         else:
             self._series = _compile(rule, created)
-            if start_us is None:
+            if start_us is None and rule.cron is None:
                 first = created_us  # no startTime: run once at once, then by the schedule
             else:
-                first = self._series.at_or_after(max(start_us, created_us))
+                first = self._series.at_or_after(max(start_us or created_us, created_us))
             if first is not None and self._end is not None and first >= self._end:
                 first = None
         self._first = first
+        self._jitter = _jitter(rule, created_us, self._nominal)
 
     @property
     def first(self) -> datetime | None:
         """The first execution (aware UTC), or None when the series is empty."""
-        return None if self._first is None else to_instant(self._first)
+        found = self._first if self._jitter is None else self._at_or_after(0)
+        return None if found is None else to_instant(found)
 
     def at_or_after(self, instant: datetime) -> datetime | None:
         """The first execution at or after `instant` (endTime honoured, count not)."""
@@ -101,6 +111,12 @@ class Plan:
         return self._iterate(_micros(instant, "instant"))
 
     def _iterate(self, t: int) -> Iterator[datetime]:
+        if self._jitter is not None:
+            nominal = self._nominal_iterate(t - self._jitter.window + 1)
+            return self._jitter.iterate(t, nominal)
+        return self._nominal_iterate(t)
+
+    def _nominal_iterate(self, t: int) -> Iterator[datetime]:
         first = self._first
         if first is None:
             return
@@ -121,25 +137,37 @@ class Plan:
     def describe(self, instant: datetime) -> Occurrence:
         """`instant` on the job's wall clock, with what daylight saving time did to it."""
         u = _micros(instant, "instant")
+        n = u
+        if self._jitter is not None:
+            n = self._jitter.nominal_of(u) or u
         utc = to_instant(u)
         local = utc.astimezone(self.zone)
         walls: list[Wall] = []
         if self._series is not None:
             try:
-                walls = self._series.walls(u)
+                walls = self._series.walls(n)
             except OverflowError:  # an instant at the very edge of the calendar: no marks
                 walls = []
         moved = [w for w in walls if w.nonexistent]
-        asked = moved[0].wall if moved else from_wall(local.replace(tzinfo=None))
+        nominal_local = to_instant(n).astimezone(self.zone)
+        asked = moved[0].wall if moved else from_wall(nominal_local.replace(tzinfo=None))
         return Occurrence(
             instant=utc,
             local=local,
             wall=to_wall(asked),
             moved=bool(moved),
             merged=len(walls) > 1 or any(w.repeated for w in walls),
+            nominal=to_instant(n),
+            jitter=timedelta(microseconds=u - n),
         )
 
     def _at_or_after(self, t: int) -> int | None:
+        if self._jitter is not None:
+            return self._jitter.at_or_after(t)
+        return self._nominal(t)
+
+    def _nominal(self, t: int) -> int | None:
+        """The first instant the schedule names at or after `t` (before any jitter)."""
         first = self._first
         if first is None:
             return None
@@ -199,6 +227,8 @@ def _compile(rule: Rule, created: datetime) -> Series:
     else:
         anchor = from_instant(created)
         anchor_wall = from_wall(created.astimezone(zone).replace(tzinfo=None))
+    if rule.cron is not None:
+        return WallClock(CronDays(rule.cron), rule.cron.times, zone, is_fixed(zone))
     schedule = rule.schedule
     frequency = rule.frequency
     n = rule.interval
@@ -243,6 +273,21 @@ def _times(schedule: Schedule | None, anchor_time: int) -> tuple[int, ...]:
         hours = range(24) if schedule.minutes else (hour,)
     seconds = 0 if schedule.minutes else below_minute
     return tuple(sorted({h * HOUR + m * MINUTE + seconds for h in hours for m in minutes}))
+
+
+def _jitter(rule: Rule, created: int, nominal: Callable[[int], int | None]) -> Jitter | None:
+    """Start each execution at its offset (`jitter`); at most the recurrence's shortest gap."""
+    if not rule.jitter:
+        return None
+    window = rule.jitter // _US
+    gap = shortest_gap(rule)
+    if gap is not None and window > gap:
+        raise RecurrenceError(
+            "recurrence.jitter",
+            f"{rule.jitter} is longer than the shortest gap between two runs"
+            f" ({timedelta(microseconds=gap)})",
+        )
+    return Jitter(window, created, nominal)
 
 
 def _created(value: datetime, field: str) -> datetime:

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from horarium.recurrence.cron import Cron, cron_of
 from horarium.recurrence.errors import RecurrenceError
+from horarium.recurrence.jitter import read_jitter
 from horarium.recurrence.zones import UTC_ZONE, find_zone
 
 FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month", "Year")
 DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MAX_INTERVAL = {"Minute": 1000, "Hour": 1000, "Day": 548, "Week": 78, "Month": 18, "Year": 1}
+CRON = "Cron"  # Rule.frequency of a `cron` recurrence (it has no interval)
 SCHEDULE_FIELDS = ("minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences")
 ALLOWED_SCHEDULE = {
     "Minute": (),
@@ -28,7 +31,10 @@ ALLOWED_SCHEDULE = {
     "Month": ("monthDays", "monthlyOccurrences", "hours", "minutes"),
     "Year": ("hours", "minutes"),
 }
-RECURRENCE_FIELDS = ("frequency", "interval", "count", "endTime", "schedule", "timeZone")
+RECURRENCE_FIELDS = (
+    *("frequency", "interval", "count", "endTime", "schedule", "timeZone"),
+    *("cron", "jitter"),
+)
 # Exclusion calendars: validated by `excluding.plan` (names, onExcluded) and `calendars`.
 CALENDAR_FIELDS = ("excludeCalendars", "onExcluded")
 OCCURRENCE_FIELDS = ("day", "occurrence")
@@ -69,6 +75,8 @@ class Rule:
     count: int | None = None
     end: datetime | None = None  # aware UTC, exclusive
     schedule: Schedule | None = None
+    cron: Cron | None = None
+    jitter: timedelta | None = None
 
 
 def read_rule(properties: Mapping[str, Any]) -> Rule:
@@ -87,11 +95,12 @@ def read_rule(properties: Mapping[str, Any]) -> Rule:
     fields = _fields(recurrence, "recurrence", known, strict=True)
     zone = _zone(fields.get("timeZone"))
     start = _when(top.get("startTime"), zone, "startTime")
-    frequency = _frequency(fields.get("frequency"))
+    cron = cron_of(fields)
+    frequency = CRON if cron else _frequency(fields.get("frequency"))
     interval = _int(fields.get("interval", 1), "recurrence.interval")
     if interval < 1:
         raise RecurrenceError("recurrence.interval", f"{interval} is less than 1")
-    if interval > MAX_INTERVAL[frequency]:
+    if not cron and interval > MAX_INTERVAL[frequency]:
         raise RecurrenceError(
             "recurrence.interval",
             f"{interval} is more than {MAX_INTERVAL[frequency]}, the most for {frequency}",
@@ -113,6 +122,8 @@ def read_rule(properties: Mapping[str, Any]) -> Rule:
         count=count,
         end=end_when.instant if end_when else None,
         schedule=schedule,
+        cron=cron,
+        jitter=read_jitter(fields.get("jitter")),
     )
 
 
