@@ -28,9 +28,11 @@ from horarium.engine.attempt import hard_time_limit, run_attempt
 from horarium.engine.clock import Clock
 from horarium.engine.deciding import Decider
 from horarium.engine.owners import is_gone
+from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
 from horarium.engine.watchdog import Watchdog
 from horarium.observe import metrics
+from horarium.store.outages import is_outage
 from horarium.store.runs.store import RunStore
 from horarium.store.runs.vocabulary import Claimed, Source
 
@@ -52,8 +54,10 @@ class Dispatcher:
         clock: Clock,
         recorder: Recorder,
         decider: Decider,
+        reachability: Reachability | None = None,
     ) -> None:
         self._runs = runs
+        self._reachability = reachability or Reachability()
         self._actions = actions
         self._settings = settings
         self._watchdog = Watchdog(hard_time_limit(settings.http_timeout))
@@ -125,12 +129,19 @@ class Dispatcher:
             await asyncio.wait(self._tasks())
         await self._recorder.close()
         if unfinished:
-            try:
-                await self._runs.release(unfinished, self._clock.now())
-            except Exception:
-                log.exception(
-                    "could not release %d executions; their leases will expire", len(unfinished)
-                )
+            await self._release(unfinished)
+
+    async def _release(self, unfinished: list[Claimed]) -> None:
+        try:
+            await self._runs.release(unfinished, self._clock.now())
+        except Exception as exc:
+            reason = "the database cannot be reached" if is_outage(exc) else "an error"
+            log.warning(
+                "could not release %d executions (%s); their leases will expire",
+                len(unfinished),
+                reason,
+                exc_info=None if is_outage(exc) else exc,
+            )
 
     async def drain(self) -> int:
         """Run everything due now to the end (tests and tools); returns the attempts made."""
@@ -167,14 +178,24 @@ class Dispatcher:
             try:
                 started = await self._fill()
                 delay = await self._delay(started)
-            except Exception:
-                log.exception("dispatcher round failed; retrying")
-                delay = self._settings.poll_interval
+                self._reachability.succeeded()
+            except Exception as exc:
+                delay = self._round_failed(exc)
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=delay)
             except TimeoutError:
                 pass
             self._wake.clear()
+
+    def _round_failed(self, exc: Exception) -> float:
+        """Seconds until the next round after a failed one: a back-off while the database
+        cannot be reached (claims resume by themselves when it answers), else a poll
+        interval."""
+        wait = self._reachability.failed(exc)
+        if wait is not None:
+            return wait
+        log.error("dispatcher round failed; retrying", exc_info=exc)
+        return self._settings.poll_interval
 
     async def _delay(self, started: int) -> float:
         poll = max(self._settings.poll_interval, 0.01)
@@ -282,13 +303,24 @@ class Dispatcher:
 
     async def _renew_leases(self) -> None:
         interval = max(self._settings.lease_seconds / 3, 0.05)
+        wait = interval
         while True:
-            await asyncio.sleep(interval)
-            held = [claimed for claimed, _ in self._running.values()]
-            held.extend(self._ready)
-            held.extend(self._recorder.held())
-            if held:
-                try:
-                    await self._runs.renew(held, self._clock.now() + self._lease)
-                except Exception:
-                    log.exception("lease renewal failed")
+            await asyncio.sleep(wait)
+            wait = await self._renew_held(interval)
+
+    async def _renew_held(self, interval: float) -> float:
+        """Renew the leases of what this process holds; returns when to renew next: sooner
+        while the database cannot be reached, so that the leases are renewed once it answers."""
+        held = [claimed for claimed, _ in self._running.values()]
+        held.extend(self._ready)
+        held.extend(self._recorder.held())
+        if not held:
+            return interval
+        try:
+            await self._runs.renew(held, self._clock.now() + self._lease)
+        except Exception as exc:
+            wait = self._reachability.failed(exc)
+            if wait is not None:
+                return min(wait, interval)
+            log.exception("lease renewal failed")
+        return interval
