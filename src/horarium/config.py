@@ -56,6 +56,11 @@ class Settings:
         300.0, "How long a claim is held before another process may take it over."
     )
     max_in_flight: int = option(500, "Executions running at once in this process.")
+    collection_share: float = option(
+        0.5,
+        "Fraction of --max-in-flight one collection's executions may take, so that its slow"
+        " endpoints cannot keep the other collections waiting (1: no bound).",
+    )
     loop: str = option(
         "auto",
         "Event loop: auto takes uvloop when it is installed, else asyncio's own.",

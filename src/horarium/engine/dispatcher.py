@@ -34,7 +34,7 @@ from horarium.engine.watchdog import Watchdog
 from horarium.observe import metrics
 from horarium.store.outages import is_outage
 from horarium.store.runs.store import RunStore
-from horarium.store.runs.vocabulary import Claimed, Source
+from horarium.store.runs.vocabulary import Claimed, Shares, Source
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,11 @@ class Dispatcher:
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = max(settings.max_in_flight, 1)
         self._batch = max(min(settings.batch_size, self._capacity), 1)
+        # A collection holds at most this many executions (running and ready) at once; None:
+        # no bound but the slots and the ready batch.
+        share = settings.collection_share
+        self._share = None if share >= 1 else max(1, round(self._capacity * share))
+        self._held_by: dict[int, int] = {}  # executions running and ready, by collection id
         self._running: dict[str, tuple[Claimed, asyncio.Task[None]]] = {}
         self._ready: deque[Claimed] = deque()  # claimed, waiting for a slot
         self._starts = 0  # attempts started so far
@@ -204,7 +209,8 @@ class Dispatcher:
             return min(WAKE_RECHECK, poll)
         if self._full:
             return poll  # woken as slots free up
-        next_due = await self._runs.next_due()
+        shares = self._shares()
+        next_due = await self._runs.next_due(shares.full() if shares else ())
         if next_due is None:
             return poll
         now = self._clock.now()
@@ -255,14 +261,37 @@ class Dispatcher:
             now = self._clock.now()
             began = metrics.clock()
             claimed = await self._runs.claim(
-                now, want, self._lease, self._decider.at(now), now + LOOKAHEAD
+                now, want, self._lease, self._decider.at(now), now + LOOKAHEAD, self._shares()
             )
             metrics.claim_took(began)
+            self._hold(claimed)
             self._ready.extend(claimed)
             started += self._start_ready()
             if len(claimed) < want:
                 break
         return started
+
+    def _shares(self) -> Shares | None:
+        return None if self._share is None else Shares(self._share, self._held_by)
+
+    def _hold(self, claimed: list[Claimed]) -> None:
+        for execution in claimed:
+            collection = execution.job.collection_id
+            self._held_by[collection] = self._held_by.get(collection, 0) + 1
+
+    def _let_go(self, execution: Claimed) -> None:
+        """An execution's action ended: its collection may be given another. When the
+        collection was at its share (its due work left unclaimed), claim again once half a
+        batch fits, rather than at the next poll."""
+        collection = execution.job.collection_id
+        held = self._held_by.get(collection, 0) - 1
+        if held > 0:
+            self._held_by[collection] = held
+        else:
+            self._held_by.pop(collection, None)
+        share = self._share
+        if share is not None and held == share - max(min(self._batch, share) // 2, 1):
+            self._wake.set()
 
     def _start_ready(self) -> int:
         """Start ready executions while slots are free (none once stopping)."""
@@ -295,6 +324,7 @@ class Dispatcher:
             log.exception("execution %s failed in the engine; it will be retried", execution.key)
         finally:
             self._running.pop(execution.key, None)
+            self._let_go(execution)
             self._start_ready()
             self._claim_again_if_short()
 
