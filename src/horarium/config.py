@@ -61,6 +61,11 @@ class Settings:
         "Recurring jobs whose compiled schedule the engine keeps (about 0.6 KB each); beyond"
         " that the least recently run is compiled again when it next runs.",
     )
+    collection_share: float = option(
+        0.5,
+        "Fraction of --max-in-flight one collection's executions may take, so that its slow"
+        " endpoints cannot keep the other collections waiting (1: no bound).",
+    )
     loop: str = option(
         "auto",
         "Event loop: auto takes uvloop when it is installed, else asyncio's own.",

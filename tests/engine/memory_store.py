@@ -23,10 +23,13 @@ from horarium.store.runs.vocabulary import (
     Phase,
     Retry,
     RunExecution,
+    Shares,
     Source,
     StartErrorAction,
 )
 from horarium.store.tags import series_tag
+
+COLLECTION = 1  # the id of the one collection every job is in
 
 
 @dataclass
@@ -79,7 +82,9 @@ class MemoryRunStore:
     def add(self, name: str, definition: Mapping[str, Any], created: datetime) -> int:
         """A job as the API stores it: its first execution from its plan."""
         job_id = len(self.jobs) + 1
-        info = JobInfo(job_id, name, definition, JobState.ENABLED, 1, "sub", "rg", "coll")
+        info = JobInfo(
+            job_id, name, definition, JobState.ENABLED, 1, "sub", "rg", "coll", COLLECTION
+        )
         first = plan(definition, created=created).first
         self.jobs[job_id] = MemoryJob(info, created, first)
         return job_id
@@ -94,8 +99,11 @@ class MemoryRunStore:
         lease: timedelta,
         decide: Callable[[DueJob], Decision],
         horizon: datetime | None = None,
+        shares: Shares | None = None,
     ) -> list[Claimed]:
         self.claims += 1
+        if shares is not None:  # every job is of one collection
+            limit = min(limit, max(shares.room(COLLECTION), 0))
         until = now + lease
         claimed = [self._claim_run(run, until) for run in self._due_runs(now)[:limit]]
         for job in self._due_jobs(horizon or now, now)[: limit - len(claimed)]:
@@ -153,7 +161,9 @@ class MemoryRunStore:
     async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
         return 0
 
-    async def next_due(self) -> datetime | None:
+    async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
+        if COLLECTION in full:
+            return None
         times = [j.next_at for j in self.jobs.values() if j.next_at and j.lease_owner is None]
         times += [r.due_at for r in self.runs.values()]
         return min(times) if times else None

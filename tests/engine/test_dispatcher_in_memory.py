@@ -73,7 +73,8 @@ async def test_stopping_hands_back_executions_claimed_but_not_started() -> None:
     for i in range(4):
         store.add(f"j{i}", {"action": action(f"/j{i}")}, created=T0)
     actions.gate = asyncio.Event()
-    dispatcher = engine(store, actions, clock, max_in_flight=2, batch_size=2)
+    # One collection may fill every slot here (--collection-share 1).
+    dispatcher = engine(store, actions, clock, max_in_flight=2, batch_size=2, collection_share=1)
     dispatcher.start()
     async with asyncio.timeout(5):
         while actions.running < 2:

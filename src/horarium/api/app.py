@@ -22,6 +22,7 @@ from horarium.api.authentication import Authentication, Authenticator
 from horarium.api.hosts import LOOPBACK_NAMES, HostCheck
 from horarium.api.request_metrics import RequestMetrics
 from horarium.api.routes import router
+from horarium.api.unavailable import Unavailable
 from horarium.api.wire import arm_error
 from horarium.model.errors import ApiError
 
@@ -117,8 +118,9 @@ def create_api(
     with `public_url` when given; `metrics_public`: /metrics needs no caller.
 
     Middleware, outermost first: the Host check, canonical path words, request metrics, the
-    audit log, request ids, authentication; then the routes, where `authorization.authorize`
-    runs (the probes, `horarium.api.probes`, have rules of their own)."""
+    audit log, request ids, 503 while the database is unreachable (`api.unavailable`),
+    authentication; then the routes, where `authorization.authorize` runs (the probes,
+    `horarium.api.probes`, have rules of their own)."""
     app = FastAPI(
         title="Horarium",
         version=_version(),
@@ -172,6 +174,7 @@ def create_api(
     public_paths = {"/openapi.json", *ui_paths}
     public_paths |= probes.public_paths(metrics_public)
     app.add_middleware(Authentication, authenticator=authenticator, public_paths=public_paths)
+    app.add_middleware(Unavailable)
 
     @app.middleware("http")
     async def request_ids(request: Request, call_next: Callable[..., Any]) -> Response:

@@ -22,6 +22,7 @@ from horarium.api.exposure import is_loopback
 from horarium.api.hosts import LOOPBACK_NAMES, HostCheck, host_name
 from horarium.api.principal import ALL_SUBSCRIPTIONS, Principal
 from horarium.api.request_metrics import RequestMetrics
+from horarium.api.unavailable import Unavailable
 from horarium.api.wire import ArmJSONResponse, arm_error
 from horarium.config import Settings
 from horarium.model.errors import ApiError
@@ -121,6 +122,7 @@ def create_probe_app(
     app.add_middleware(
         Authentication, authenticator=authenticator, public_paths=public_paths(metrics_public)
     )
+    app.add_middleware(Unavailable)
     app.add_middleware(RequestMetrics, routers=(router,))
     app.add_middleware(HostCheck, allowed=frozenset(allowed_hosts))
     return app

@@ -9,6 +9,7 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.clock import Clock
+from horarium.store.outages import is_outage
 from horarium.store.retention import (
     delete_history_before,
     delete_jobs_ended_before,
@@ -41,6 +42,9 @@ async def clean_forever(db: AsyncEngine, clock: Clock) -> None:
             counts = await clean_once(db, clock)
             if any(counts.values()):
                 log.info("retention cleanup: %s", counts)
-        except Exception:
-            log.exception("retention cleanup failed")
+        except Exception as exc:
+            if not is_outage(exc):
+                log.exception("retention cleanup failed")
+            else:  # the engine's other transactions report the outage
+                log.warning("retention cleanup skipped: the database cannot be reached")
         await asyncio.sleep(INTERVAL)

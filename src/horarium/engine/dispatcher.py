@@ -28,11 +28,13 @@ from horarium.engine.attempt import hard_time_limit, run_attempt
 from horarium.engine.clock import Clock
 from horarium.engine.deciding import Decider
 from horarium.engine.owners import is_gone
+from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
 from horarium.engine.watchdog import Watchdog
 from horarium.observe import metrics
+from horarium.store.outages import is_outage
 from horarium.store.runs.store import RunStore
-from horarium.store.runs.vocabulary import Claimed, Source
+from horarium.store.runs.vocabulary import Claimed, Shares, Source
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +54,10 @@ class Dispatcher:
         clock: Clock,
         recorder: Recorder,
         decider: Decider,
+        reachability: Reachability | None = None,
     ) -> None:
         self._runs = runs
+        self._reachability = reachability or Reachability()
         self._actions = actions
         self._settings = settings
         self._watchdog = Watchdog(hard_time_limit(settings.http_timeout))
@@ -64,6 +68,11 @@ class Dispatcher:
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = max(settings.max_in_flight, 1)
         self._batch = max(min(settings.batch_size, self._capacity), 1)
+        # A collection holds at most this many executions (running and ready) at once; None:
+        # no bound but the slots and the ready batch.
+        share = settings.collection_share
+        self._share = None if share >= 1 else max(1, round(self._capacity * share))
+        self._held_by: dict[int, int] = {}  # executions running and ready, by collection id
         self._running: dict[str, tuple[Claimed, asyncio.Task[None]]] = {}
         self._ready: deque[Claimed] = deque()  # claimed, waiting for a slot
         self._starts = 0  # attempts started so far
@@ -125,12 +134,19 @@ class Dispatcher:
             await asyncio.wait(self._tasks())
         await self._recorder.close()
         if unfinished:
-            try:
-                await self._runs.release(unfinished, self._clock.now())
-            except Exception:
-                log.exception(
-                    "could not release %d executions; their leases will expire", len(unfinished)
-                )
+            await self._release(unfinished)
+
+    async def _release(self, unfinished: list[Claimed]) -> None:
+        try:
+            await self._runs.release(unfinished, self._clock.now())
+        except Exception as exc:
+            reason = "the database cannot be reached" if is_outage(exc) else "an error"
+            log.warning(
+                "could not release %d executions (%s); their leases will expire",
+                len(unfinished),
+                reason,
+                exc_info=None if is_outage(exc) else exc,
+            )
 
     async def drain(self) -> int:
         """Run everything due now to the end (tests and tools); returns the attempts made."""
@@ -167,14 +183,24 @@ class Dispatcher:
             try:
                 started = await self._fill()
                 delay = await self._delay(started)
-            except Exception:
-                log.exception("dispatcher round failed; retrying")
-                delay = self._settings.poll_interval
+                self._reachability.succeeded()
+            except Exception as exc:
+                delay = self._round_failed(exc)
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=delay)
             except TimeoutError:
                 pass
             self._wake.clear()
+
+    def _round_failed(self, exc: Exception) -> float:
+        """Seconds until the next round after a failed one: a back-off while the database
+        cannot be reached (claims resume by themselves when it answers), else a poll
+        interval."""
+        wait = self._reachability.failed(exc)
+        if wait is not None:
+            return wait
+        log.error("dispatcher round failed; retrying", exc_info=exc)
+        return self._settings.poll_interval
 
     async def _delay(self, started: int) -> float:
         poll = max(self._settings.poll_interval, 0.01)
@@ -183,7 +209,8 @@ class Dispatcher:
             return min(WAKE_RECHECK, poll)
         if self._full:
             return poll  # woken as slots free up
-        next_due = await self._runs.next_due()
+        shares = self._shares()
+        next_due = await self._runs.next_due(shares.full() if shares else ())
         if next_due is None:
             return poll
         now = self._clock.now()
@@ -234,14 +261,37 @@ class Dispatcher:
             now = self._clock.now()
             began = metrics.clock()
             claimed = await self._runs.claim(
-                now, want, self._lease, self._decider.at(now), now + LOOKAHEAD
+                now, want, self._lease, self._decider.at(now), now + LOOKAHEAD, self._shares()
             )
             metrics.claim_took(began)
+            self._hold(claimed)
             self._ready.extend(claimed)
             started += self._start_ready()
             if len(claimed) < want:
                 break
         return started
+
+    def _shares(self) -> Shares | None:
+        return None if self._share is None else Shares(self._share, self._held_by)
+
+    def _hold(self, claimed: list[Claimed]) -> None:
+        for execution in claimed:
+            collection = execution.job.collection_id
+            self._held_by[collection] = self._held_by.get(collection, 0) + 1
+
+    def _let_go(self, execution: Claimed) -> None:
+        """An execution's action ended: its collection may be given another. When the
+        collection was at its share (its due work left unclaimed), claim again once half a
+        batch fits, rather than at the next poll."""
+        collection = execution.job.collection_id
+        held = self._held_by.get(collection, 0) - 1
+        if held > 0:
+            self._held_by[collection] = held
+        else:
+            self._held_by.pop(collection, None)
+        share = self._share
+        if share is not None and held == share - max(min(self._batch, share) // 2, 1):
+            self._wake.set()
 
     def _start_ready(self) -> int:
         """Start ready executions while slots are free (none once stopping)."""
@@ -274,6 +324,7 @@ class Dispatcher:
             log.exception("execution %s failed in the engine; it will be retried", execution.key)
         finally:
             self._running.pop(execution.key, None)
+            self._let_go(execution)
             self._start_ready()
             self._claim_again_if_short()
 
@@ -282,13 +333,24 @@ class Dispatcher:
 
     async def _renew_leases(self) -> None:
         interval = max(self._settings.lease_seconds / 3, 0.05)
+        wait = interval
         while True:
-            await asyncio.sleep(interval)
-            held = [claimed for claimed, _ in self._running.values()]
-            held.extend(self._ready)
-            held.extend(self._recorder.held())
-            if held:
-                try:
-                    await self._runs.renew(held, self._clock.now() + self._lease)
-                except Exception:
-                    log.exception("lease renewal failed")
+            await asyncio.sleep(wait)
+            wait = await self._renew_held(interval)
+
+    async def _renew_held(self, interval: float) -> float:
+        """Renew the leases of what this process holds; returns when to renew next: sooner
+        while the database cannot be reached, so that the leases are renewed once it answers."""
+        held = [claimed for claimed, _ in self._running.values()]
+        held.extend(self._ready)
+        held.extend(self._recorder.held())
+        if not held:
+            return interval
+        try:
+            await self._runs.renew(held, self._clock.now() + self._lease)
+        except Exception as exc:
+            wait = self._reachability.failed(exc)
+            if wait is not None:
+                return min(wait, interval)
+            log.exception("lease renewal failed")
+        return interval

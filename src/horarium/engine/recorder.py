@@ -5,7 +5,11 @@ the store's cost per attempt falls as load rises.
 The attempt's task ends at the hand-over (its slot is free for the next execution at once); the
 execution stays held, its lease renewed (`held`), until the write has committed. What follows a
 write is reported through `on_written`: whether one of the executions written starts an error
-action, which is due at once."""
+action, which is due at once.
+
+While the database cannot be reached, a batch is kept and written again after a back-off
+(`Reachability`), its executions still held: they are not run a second time unless the outage
+outlasts their leases. Stopping writes what it can once and leaves the rest to the leases."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import logging
 from collections.abc import Callable
 
 from horarium.engine.clock import Clock
+from horarium.engine.reachability import Reachability
 from horarium.observe import metrics
 from horarium.store.runs.store import RunStore
 from horarium.store.runs.vocabulary import Attempt, Claimed, StartErrorAction
@@ -24,9 +29,12 @@ MAX_BATCH = 1000
 
 
 class Recorder:
-    def __init__(self, runs: RunStore, clock: Clock) -> None:
+    def __init__(
+        self, runs: RunStore, clock: Clock, reachability: Reachability | None = None
+    ) -> None:
         self._runs = runs
         self._clock = clock
+        self._reachability = reachability or Reachability()
         self._pending: list[Attempt] = []
         self._writing: list[Attempt] = []
         self._ready = asyncio.Event()
@@ -69,18 +77,29 @@ class Recorder:
     async def _write_pending(self) -> None:
         while self._pending:
             batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
-            await self._write(batch)
+            wait = await self._write(batch)
+            if wait is not None:
+                self._pending[:0] = batch  # the database is unreachable: kept for later
+                if self._closing:
+                    break
+                await asyncio.sleep(wait)
         self._idle.set()
 
-    async def _write(self, batch: list[Attempt]) -> None:
+    async def _write(self, batch: list[Attempt]) -> float | None:
+        """Write `batch`; while the database is unreachable, the seconds to wait before trying
+        again (the batch was not written), else None."""
         self._writing = batch
         began = metrics.clock()
         try:
             accepted = await self._runs.record(batch, self._clock.now())
             metrics.record_took(began)
-        except Exception:
-            # The executions stay leased; once the lease runs out they are run again.
+            self._reachability.succeeded()
+        except Exception as exc:
             metrics.RECORD_FAILURES.inc()
+            wait = self._reachability.failed(exc)
+            if wait is not None:
+                return wait
+            # The executions stay leased; once the lease runs out they are run again.
             log.exception("recording %d attempts failed", len(batch))
             accepted = set()
         finally:
@@ -89,6 +108,7 @@ class Recorder:
             isinstance(a.step, StartErrorAction) and a.execution.key in accepted for a in batch
         )
         self.on_written(error_due)
+        return None
 
     async def close(self) -> None:
         """Write what is pending, then stop."""

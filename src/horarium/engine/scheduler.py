@@ -15,6 +15,7 @@ from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.owners import owner_id
 from horarium.engine.plans import Plans
+from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
 from horarium.store.runs.store import Runs
 
@@ -31,12 +32,19 @@ class Scheduler:
         self.db = db
         self.clock: Clock = clock or SystemClock()
         self.runs = Runs(db, owner or owner_id())
-        self.recorder = Recorder(self.runs, self.clock)
+        self.reachability = Reachability()  # shared: one outage is logged once
+        self.recorder = Recorder(self.runs, self.clock, self.reachability)
         self.decider = Decider(
             Plans(settings.plan_cache_size), timedelta(seconds=settings.grace_period)
         )
         self.dispatcher = Dispatcher(
-            self.runs, actions, settings, self.clock, self.recorder, self.decider
+            self.runs,
+            actions,
+            settings,
+            self.clock,
+            self.recorder,
+            self.decider,
+            self.reachability,
         )
         self._cleanup: asyncio.Task[None] | None = None
 

@@ -108,7 +108,8 @@ RECORD_SECONDS = Histogram(
 )
 RECORD_FAILURES = Counter(
     "horarium_record_failures",
-    "Record transactions that failed; their executions run again when their leases run out.",
+    "Record transactions that failed; written again while the database was unreachable, else"
+    " their executions run again when their leases run out.",
 )
 HTTP_REQUESTS = Counter(
     "horarium_http_requests",

@@ -25,6 +25,7 @@ from horarium.store.sealing import Keyring, attach
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+CONNECT_TIMEOUT = 10.0  # seconds a new PostgreSQL connection may take
 
 
 def async_url(url: str) -> str:
@@ -58,6 +59,11 @@ def create_engine(url: str, *, keyring: Keyring | None = None, **kwargs: Any) ->
     else:
         kwargs.setdefault("pool_size", 10)
         kwargs.setdefault("max_overflow", 20)
+        # After an outage (a restart, a dropped network) the pooled connections are dead: each
+        # is tested when taken (one round trip) and replaced, so the first requests after the
+        # database is back succeed. A connection attempt gives up after CONNECT_TIMEOUT.
+        kwargs.setdefault("pool_pre_ping", True)
+        kwargs.setdefault("connect_args", {"timeout": CONNECT_TIMEOUT})
         engine = create_async_engine(full, **kwargs)
     if keyring is not None:
         attach(engine, keyring)

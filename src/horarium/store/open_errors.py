@@ -30,7 +30,7 @@ def check_url(url: str) -> str | None:
     return None
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+def causes(exc: BaseException) -> Iterator[BaseException]:
     """The exception, what caused it, and the driver's error SQLAlchemy wraps (`orig`)."""
     seen: set[int] = set()
     todo: list[BaseException | None] = [exc]
@@ -49,7 +49,7 @@ def explain(exc: BaseException, shown_url: str) -> str | None:
     """One line saying why the database at `shown_url` (password hidden) could not be opened or
     migrated; None when `exc` is not such a failure."""
     url = make_url(shown_url)
-    for error in _chain(exc):
+    for error in causes(exc):
         said = _postgres(error, url, shown_url) if url.get_backend_name() == "postgresql" else None
         said = said or _sqlite(error, url)
         if said:

@@ -17,7 +17,7 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
-from horarium.store.runs.statements import JOB_INFO, Statements, chunks
+from horarium.store.runs.statements import JOB_INFO, NO_COLLECTION, Statements, chunks
 from horarium.store.runs.vocabulary import (
     Claimed,
     Decision,
@@ -27,6 +27,7 @@ from horarium.store.runs.vocabulary import (
     JobInfo,
     Phase,
     RunExecution,
+    Shares,
     Source,
 )
 from horarium.store.schema import job_history
@@ -54,10 +55,15 @@ class Claimer:
         lease: timedelta,
         decide: Callable[[DueJob], Decision],
         horizon: datetime,
+        shares: Shares | None = None,
     ) -> list[Claimed]:
-        claimed = self.claim_runs(conn, now, limit, lease)
+        """`shares`: what each collection may be given (None: no bound)."""
+        taken = _Taking(shares)
+        claimed = self.claim_runs(conn, now, limit, lease, taken)
         if len(claimed) < limit:
-            claimed += self.claim_jobs(conn, now, limit - len(claimed), lease, decide, horizon)
+            claimed += self.claim_jobs(
+                conn, now, limit - len(claimed), lease, decide, horizon, taken
+            )
         return claimed
 
     # -- due jobs -------------------------------------------------------------------------------
@@ -70,10 +76,15 @@ class Claimer:
         lease: timedelta,
         decide: Callable[[DueJob], Decision],
         horizon: datetime,
+        taken: _Taking,
     ) -> list[Claimed]:
-        """Up to `limit` jobs due by `horizon`, leased for their next execution."""
-        rows = conn.execute(self.sql.due_jobs, {"horizon": horizon, "now": now, "limit": limit})
-        runs, faults = _decide_all(rows.all(), decide)
+        """Up to `limit` jobs due by `horizon`, leased for their next execution (those beyond
+        their collection's share are left due)."""
+        params = {"horizon": horizon, "now": now, "limit": limit, "full": taken.full()}
+        rows = conn.execute(self.sql.due_jobs, params).all()
+        width = len(JOB_INFO)
+        rows = [row for row in rows if taken.take(row[width - 1])]
+        runs, faults = _decide_all(rows, decide)
         for run in runs:
             self._open_secrets(run.due.info)
         until = now + lease
@@ -124,13 +135,18 @@ class Claimer:
     # -- job_executions rows --------------------------------------------------------------------
 
     def claim_runs(
-        self, conn: Connection, now: datetime, limit: int, lease: timedelta
+        self, conn: Connection, now: datetime, limit: int, lease: timedelta, taking: _Taking
     ) -> list[Claimed]:
-        """Up to `limit` job_executions rows whose attempt is due, leased."""
-        params = {"now": now, "limit": limit, "owner": self.owner, "until": now + lease}
-        taken = conn.execute(self.sql.due_runs, params).all()
-        if not taken:
+        """Up to `limit` job_executions rows whose attempt is due, leased (those beyond their
+        collection's share are left due)."""
+        due = conn.execute(self.sql.due_runs, {"now": now, "limit": limit, "full": taking.full()})
+        ids = sorted(row.id for row in due if taking.take(row.collection_id))
+        if not ids:
             return []
+        taken: list[Any] = []
+        for part in chunks(ids):
+            params = {"ids": part, "owner": self.owner, "until": now + lease}
+            taken += conn.execute(self.sql.lease_runs, params).all()
         infos, series_set_at = self._jobs_of(conn, sorted({t.job_id for t in taken}))
         claimed: list[Claimed] = []
         abandoned: list[int] = []
@@ -142,8 +158,8 @@ class Claimer:
                 abandoned.append(row.id)  # disabling a job stops its pending retries
                 continue
             claimed.append(_continued(row, info, series_set_at[row.job_id]))
-        for ids in chunks(abandoned):
-            conn.execute(self.sql.drop_runs, {"ids": ids})
+        for part in chunks(abandoned):
+            conn.execute(self.sql.drop_runs, {"ids": part})
         return claimed
 
     def _jobs_of(
@@ -171,6 +187,35 @@ class Claimer:
             info.unreadable = (
                 f"The job's secrets cannot be read by this process, so nothing was run: {exc}."
             )
+
+
+class _Taking:
+    """The collections' shares during one claim: what is taken counts against them."""
+
+    def __init__(self, shares: Shares | None) -> None:
+        self._shares = shares
+        self._taken: dict[int, int] = {}
+
+    def full(self) -> list[int]:
+        """The collections at their share (never empty: see `statements.NO_COLLECTION`)."""
+        if self._shares is None:
+            return [NO_COLLECTION]
+        held = self._shares.held
+        return [NO_COLLECTION] + [
+            c
+            for c in {*held, *self._taken}
+            if held.get(c, 0) + self._taken.get(c, 0) >= self._shares.each
+        ]
+
+    def take(self, collection_id: int) -> bool:
+        """Count one execution of the collection, if within its share."""
+        if self._shares is None:
+            return True
+        taken = self._taken.get(collection_id, 0)
+        if taken >= self._shares.room(collection_id):
+            return False
+        self._taken[collection_id] = taken + 1
+        return True
 
 
 def _decide_all(

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sqlalchemy.engine import Connection
 
-from horarium.store.runs.statements import Statements, chunks
+from horarium.store.runs.statements import NO_COLLECTION, Statements, chunks
 from horarium.store.runs.vocabulary import Claimed
 
 
@@ -37,9 +37,13 @@ def expire_gone(
     return len(job_ids) + len(run_ids)
 
 
-def next_due(conn: Connection, sql: Statements) -> datetime | None:
+def next_due(conn: Connection, sql: Statements, full: Sequence[int] = ()) -> datetime | None:
     """The earliest instant new work falls due: a job's next execution nobody holds, a retry, a
-    run-now request, a lease expiry."""
-    times = [conn.execute(sql.next_job).scalar(), conn.execute(sql.next_run).scalar()]
+    run-now request, a lease expiry — of a collection not in `full`."""
+    params = {"full": [NO_COLLECTION, *full]}
+    times = [
+        conn.execute(sql.next_job, params).scalar(),
+        conn.execute(sql.next_run, params).scalar(),
+    ]
     found = [t for t in times if t is not None]
     return min(found) if found else None

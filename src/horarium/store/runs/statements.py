@@ -36,6 +36,7 @@ JOB_INFO = (
     job_collections.c.subscription_id,
     job_collections.c.resource_group,
     job_collections.c.name.label("collection"),
+    jobs.c.collection_id,
 )
 
 T = TypeVar("T")
@@ -52,6 +53,10 @@ _OWNER = bindparam("owner", type_=jobs.c.lease_owner.type)
 _NOW = bindparam("now", type_=jobs.c.lease_expires_at.type)
 _UNTIL = bindparam("until", type_=jobs.c.lease_expires_at.type)
 _LIMIT = bindparam("limit", type_=Integer())
+# Collections at their share of this process (`Shares`): never empty (`NO_COLLECTION` stands
+# for none), so that the statement keeps one plan.
+_FULL: BindParameter[Any] = bindparam("full", expanding=True)
+NO_COLLECTION = 0  # no collection has this id
 
 
 def collection_enabled(job_id: Any) -> ColumnElement[bool]:
@@ -108,20 +113,25 @@ class Statements:
                 lease_expires_at=None,
             )
         )
-        # Lease job_executions rows due now, oldest first, returning them.
-        candidates = dialect.lock(
-            select(job_executions.c.id)
+        # job_executions rows due now, oldest first, with their collection (locked: the claim
+        # leases those within their collection's share).
+        self.due_runs = dialect.lock(
+            select(job_executions.c.id, jobs.c.collection_id)
+            .join(jobs, jobs.c.id == job_executions.c.job_id)
+            .join(job_collections, job_collections.c.id == jobs.c.collection_id)
             .where(
                 job_executions.c.due_at <= _NOW,
-                collection_enabled(job_executions.c.job_id),
+                job_collections.c.state == CollectionState.ENABLED,
+                jobs.c.collection_id.not_in(_FULL),
             )
             .order_by(job_executions.c.due_at)
             .limit(_LIMIT),
             skip_locked=True,
+            of=job_executions,
         )
-        self.due_runs = (
+        self.lease_runs = (
             update(job_executions)
-            .where(job_executions.c.id.in_(candidates.scalar_subquery()))
+            .where(job_executions.c.id.in_(_IDS))
             .values(lease_owner=_OWNER, due_at=_UNTIL)
             .returning(
                 job_executions.c.id,
@@ -166,12 +176,20 @@ class Statements:
             update(job_executions).where(job_executions.c.id.in_(_IDS)).values(due_at=_NOW)
         )
         self.next_job = select(func.min(jobs.c.next_execution_at)).where(
-            jobs.c.next_execution_at.is_not(None), jobs.c.lease_owner.is_(None)
+            jobs.c.next_execution_at.is_not(None),
+            jobs.c.lease_owner.is_(None),
+            jobs.c.collection_id.not_in(_FULL),
         )
-        # The earliest job_executions row that can be claimed (its collection Enabled).
+        # The earliest job_executions row that can be claimed (its collection Enabled and not
+        # at its share).
         self.next_run = (
             select(job_executions.c.due_at)
-            .where(collection_enabled(job_executions.c.job_id))
+            .join(jobs, jobs.c.id == job_executions.c.job_id)
+            .join(job_collections, job_collections.c.id == jobs.c.collection_id)
+            .where(
+                job_collections.c.state == CollectionState.ENABLED,
+                jobs.c.collection_id.not_in(_FULL),
+            )
             .order_by(job_executions.c.due_at)
             .limit(1)
         )
@@ -220,6 +238,7 @@ _DUE = and_(
     jobs.c.next_execution_at <= bindparam("horizon", type_=jobs.c.next_execution_at.type),
     jobs.c.state == JobState.ENABLED,
     or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= _NOW),
+    jobs.c.collection_id.not_in(_FULL),
 )
 _DUE_TAIL = (
     jobs.c.next_execution_at,
@@ -280,6 +299,7 @@ def _due_jobs_then_collections(dialect: RunDialect) -> Any:
             c.subscription_id,
             c.resource_group,
             c.name.label("collection"),
+            chosen.c.collection_id,
             chosen.c.next_execution_at,
             chosen.c.next_repeat,
             chosen.c.schedule_set_at,

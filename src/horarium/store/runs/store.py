@@ -13,7 +13,7 @@ from horarium.store.runs import leases, recording
 from horarium.store.runs.claims import Claimer
 from horarium.store.runs.dialect import RunDialect, dialect_of
 from horarium.store.runs.statements import Statements
-from horarium.store.runs.vocabulary import Attempt, Claimed, Decision, DueJob
+from horarium.store.runs.vocabulary import Attempt, Claimed, Decision, DueJob, Shares
 from horarium.store.sealing import keyring_of
 from horarium.store.transact import Transactor
 
@@ -31,10 +31,12 @@ class RunStore(Protocol):
         lease: timedelta,
         decide: Callable[[DueJob], Decision],
         horizon: datetime | None = None,
+        shares: Shares | None = None,
     ) -> list[Claimed]:
         """Lease up to `limit` executions due by `horizon` (default: now) to this process:
         continuing executions and run-now requests first, then due jobs, whose execution
-        `decide` chooses (missed ones are written as Postponed)."""
+        `decide` chooses (missed ones are written as Postponed); none beyond a collection's
+        `shares`."""
         ...
 
     async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
@@ -49,8 +51,9 @@ class RunStore(Protocol):
         """End now the leases of owners for which `gone(owner)`; returns how many."""
         ...
 
-    async def next_due(self) -> datetime | None:
-        """The earliest instant new work falls due, if any."""
+    async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
+        """The earliest instant new work falls due, if any, leaving out the collections
+        `full` (at their share)."""
         ...
 
     async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:
@@ -83,10 +86,11 @@ class Runs:
         lease: timedelta,
         decide: Callable[[DueJob], Decision],
         horizon: datetime | None = None,
+        shares: Shares | None = None,
     ) -> list[Claimed]:
         claimer = Claimer(self._sql, self._owner, keyring_of(self.db))
         return await self.transactor.write(
-            lambda conn: claimer.claim(conn, now, limit, lease, decide, horizon or now)
+            lambda conn: claimer.claim(conn, now, limit, lease, decide, horizon or now, shares)
         )
 
     async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
@@ -102,8 +106,8 @@ class Runs:
             lambda conn: leases.expire_gone(conn, self._sql, now, gone)
         )
 
-    async def next_due(self) -> datetime | None:
-        return await self.transactor.read(lambda conn: leases.next_due(conn, self._sql))
+    async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
+        return await self.transactor.read(lambda conn: leases.next_due(conn, self._sql, full))
 
     async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:
         if not attempts:

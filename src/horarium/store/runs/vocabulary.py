@@ -76,7 +76,25 @@ class JobInfo:
     subscription_id: str
     resource_group: str
     collection: str
+    collection_id: int
     unreadable: str | None = None  # why the job's secrets cannot be opened: do not run it
+
+
+@dataclass(frozen=True)
+class Shares:
+    """How much a claim may give each collection: `each` executions held by this process at
+    once, of which `held` (by collection id) are held already. A collection at its share is
+    passed over (its work stays due for a later claim, or another process)."""
+
+    each: int
+    held: Mapping[int, int]
+
+    def full(self) -> list[int]:
+        """The collections at their share."""
+        return [c for c, n in self.held.items() if n >= self.each]
+
+    def room(self, collection_id: int) -> int:
+        return self.each - self.held.get(collection_id, 0)
 
 
 @dataclass(slots=True)
