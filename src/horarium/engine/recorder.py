@@ -17,10 +17,12 @@ from horarium.engine.clock import Clock
 from horarium.observe import metrics
 from horarium.store.runs.store import RunStore
 from horarium.store.runs.vocabulary import Attempt, Claimed, StartErrorAction
+from horarium.store.transact import transient
 
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 1000
+RETRY_PAUSE = 1.0  # seconds before writing again a batch that failed for a transient reason
 
 
 class Recorder:
@@ -78,11 +80,24 @@ class Recorder:
         try:
             accepted = await self._runs.record(batch, self._clock.now())
             metrics.record_took(began)
-        except Exception:
-            # The executions stay leased; once the lease runs out they are run again.
+        except Exception as exc:
             metrics.RECORD_FAILURES.inc()
-            log.exception("recording %d attempts failed", len(batch))
             accepted = set()
+            reason = transient(exc)
+            if reason is not None and not self._closing:
+                # Kept, and their leases renewed, until a write succeeds (the store has run it
+                # again already; the database may be away for a while).
+                log.warning(
+                    "recording %d attempts failed (%s); writing them again in %g s",
+                    len(batch),
+                    reason,
+                    RETRY_PAUSE,
+                )
+                self._pending[:0] = batch
+                await asyncio.sleep(RETRY_PAUSE)
+            else:
+                # The executions stay leased; once the lease runs out they are run again.
+                log.exception("recording %d attempts failed", len(batch))
         finally:
             self._writing = []
         error_due = any(
