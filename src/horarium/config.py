@@ -56,6 +56,16 @@ class Settings:
         300.0, "How long a claim is held before another process may take it over."
     )
     max_in_flight: int = option(500, "Executions running at once in this process.")
+    node_timeout: float = option(
+        15.0,
+        "Seconds without a heartbeat (written every third of it) after which the other"
+        " processes take over a process's executions.",
+    )
+    drain_seconds: float = option(
+        10.0,
+        "On stop (SIGTERM), how long running attempts may take to finish before they are"
+        " handed back; executions not started are handed back at once.",
+    )
     loop: str = option(
         "auto",
         "Event loop: auto takes uvloop when it is installed, else asyncio's own.",

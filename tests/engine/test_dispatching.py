@@ -45,7 +45,7 @@ async def test_stopping_hands_back_executions_claimed_but_not_started(
 ) -> None:
     sink.delay = 30  # the first three never answer in time: the rest wait for a slot
     ids = [await store.add(f"j{i}", {"action": http(sink.to(f"/j{i}"))}) for i in range(8)]
-    settings = engine_settings(batch_size=3, max_in_flight=3, lease_seconds=300)
+    settings = engine_settings(batch_size=3, max_in_flight=3, lease_seconds=300, drain_seconds=0.1)
     first = Scheduler(db, settings, actions, clock=clock, owner="first")
     first.start()
     await sink.wait_hits(3)
@@ -56,13 +56,7 @@ async def test_stopping_hands_back_executions_claimed_but_not_started(
         ).scalar()
     assert leased == 6  # three running, three ready (the slots plus one batch); two wait
     assert len(sink.hits) == 3
-    import horarium.engine.dispatcher as dispatcher
-
-    dispatcher.SHUTDOWN_WAIT, saved = 0.1, dispatcher.SHUTDOWN_WAIT
-    try:
-        await first.stop()
-    finally:
-        dispatcher.SHUTDOWN_WAIT = saved
+    await first.stop()  # running attempts get drain_seconds
 
     for job in ids:
         row = await store.job(job)

@@ -36,7 +36,7 @@ from horarium.store.runs.vocabulary import Claimed, Source
 
 log = logging.getLogger(__name__)
 
-SHUTDOWN_WAIT = 5.0  # seconds running attempts get to finish when the engine stops
+SHUTDOWN_WAIT = 5.0  # seconds a round under way gets to end when the engine stops
 WAKE_RECHECK = 0.05  # after a wake-up, look again this soon (the writer may not have committed)
 # Jobs due this soon are claimed with the current round and started at their time: claims are
 # batched when executions fall due one by one, and start on time.
@@ -97,8 +97,9 @@ class Dispatcher:
         self._renew_task = asyncio.create_task(self._renew_leases(), name="horarium-leases")
 
     async def stop(self) -> None:
-        """Stop claiming; give running attempts a few seconds, cancel the rest and hand their
-        executions back so that the next process runs them at once."""
+        """Stop claiming; hand back what never started; give running attempts `drain_seconds`
+        to finish, cancel the rest and hand their executions back so that the next process
+        runs them at once."""
         self._stopping = True
         self._wake.set()
         if self._loop_task is not None:
@@ -114,11 +115,10 @@ class Dispatcher:
                     await task
                 except asyncio.CancelledError:
                     pass
+        await self._release_ready()
         if self._running:
-            await asyncio.wait(self._tasks(), timeout=SHUTDOWN_WAIT)
+            await asyncio.wait(self._tasks(), timeout=self._settings.drain_seconds)
         unfinished = [claimed for claimed, _ in self._running.values()]
-        unfinished.extend(self._ready)
-        self._ready.clear()
         for task in self._tasks():
             task.cancel()
         if self._running:
@@ -131,6 +131,18 @@ class Dispatcher:
                 log.exception(
                     "could not release %d executions; their leases will expire", len(unfinished)
                 )
+
+    async def _release_ready(self) -> None:
+        """Stopping: hand back at once the executions claimed and never started, so that the
+        other nodes run them while this one lets its running attempts finish."""
+        ready = list(self._ready)
+        self._ready.clear()
+        if not ready:
+            return
+        try:
+            await self._runs.release(ready, self._clock.now())
+        except Exception:
+            log.exception("could not release %d executions; their leases will expire", len(ready))
 
     async def drain(self) -> int:
         """Run everything due now to the end (tests and tools); returns the attempts made."""
