@@ -4,6 +4,7 @@ tag."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 from live_servers import Recorder
 
@@ -130,3 +132,25 @@ def log_lines(logs: Sequence[Path], *needles: str) -> list[str]:
                 if any(needle in line for needle in needles):
                     found.append(f"{path.name}: {line}")
     return found
+
+
+def held_by(database: str, pid: int) -> set[str]:
+    """The jobs whose execution the worker of `pid` holds (its owner id is host:pid:random)."""
+
+    async def read() -> set[str]:
+        conn = await asyncpg.connect(database)
+        try:
+            rows = await conn.fetch("SELECT name FROM jobs WHERE lease_owner LIKE $1", f"%:{pid}:%")
+            return {row["name"] for row in rows}
+        finally:
+            await conn.close()
+
+    return asyncio.run(read())
+
+
+def job_of(sink: Recorder, tag: str) -> str:
+    with sink.lock:
+        for request in sink.requests:
+            if tag in request.headers.values():
+                return request.path.lstrip("/")
+    return "?"

@@ -10,14 +10,15 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import asyncpg
 import httpx
 import pytest
 from cluster_support import (
     deliveries,
     executions_recorded,
+    held_by,
     http_action,
     iso,
+    job_of,
     log_lines,
     make_collection,
     put_jobs,
@@ -62,7 +63,7 @@ def test_the_executions_of_a_killed_worker_run_again_within_seconds(tmp_path: Pa
             victim.kill()
             victim.wait(10)
             killed_at = time.monotonic()
-            held = _held_by(database, victim.pid)  # its leases stay until taken over
+            held = held_by(database, victim.pid)  # its leases stay until taken over
             assert held, "the killed worker held nothing"
 
             wait_until(lambda: len(deliveries(sink)) >= JOBS, 60, "every execution")
@@ -70,7 +71,7 @@ def test_the_executions_of_a_killed_worker_run_again_within_seconds(tmp_path: Pa
             assert took < 30, f"took {took:.1f} s; the leases are 300 s"
             wait_until(lambda: executions_recorded(http) >= JOBS, 30, "every record")
             seen = deliveries(sink)
-            twice = {_job_of(sink, tag) for tag, n in seen.items() if n > 1}
+            twice = {job_of(sink, tag) for tag, n in seen.items() if n > 1}
             assert twice <= held
             for worker in workers[1:]:
                 worker.send_signal(signal.SIGTERM)
@@ -82,26 +83,3 @@ def test_the_executions_of_a_killed_worker_run_again_within_seconds(tmp_path: Pa
             if worker.poll() is None:
                 worker.kill()
         servers.close()
-
-
-def _held_by(database: str, pid: int) -> set[str]:
-    """The jobs whose execution the worker of `pid` holds (its owner id is host:pid:random)."""
-    import asyncio
-
-    async def read() -> set[str]:
-        conn = await asyncpg.connect(database)
-        try:
-            rows = await conn.fetch("SELECT name FROM jobs WHERE lease_owner LIKE $1", f"%:{pid}:%")
-            return {row["name"] for row in rows}
-        finally:
-            await conn.close()
-
-    return asyncio.run(read())
-
-
-def _job_of(sink: Recorder, tag: str) -> str:
-    with sink.lock:
-        for request in sink.requests:
-            if tag in request.headers.values():
-                return request.path.lstrip("/")
-    return "?"
