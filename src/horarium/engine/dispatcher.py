@@ -108,13 +108,7 @@ class Dispatcher:
             done, _ = await asyncio.wait([self._loop_task], timeout=SHUTDOWN_WAIT)
             if not done:
                 self._loop_task.cancel()
-        for task in (self._loop_task, self._renew_task):
-            if task is not None:
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    pass
+        await _cancelled(self._loop_task)
         await self._release_ready()
         if self._running:
             await asyncio.wait(self._tasks(), timeout=self._settings.drain_seconds)
@@ -124,6 +118,7 @@ class Dispatcher:
         if self._running:
             await asyncio.wait(self._tasks())
         await self._recorder.close()
+        await _cancelled(self._renew_task)  # the leases were renewed while draining
         if unfinished:
             try:
                 await self._runs.release(unfinished, self._clock.now())
@@ -304,3 +299,12 @@ class Dispatcher:
                     await self._runs.renew(held, self._clock.now() + self._lease)
                 except Exception:
                     log.exception("lease renewal failed")
+
+
+async def _cancelled(task: asyncio.Task[None] | None) -> None:
+    if task is not None:
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
