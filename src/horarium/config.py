@@ -66,6 +66,16 @@ class Settings:
         "Fraction of --max-in-flight one collection's executions may take, so that its slow"
         " endpoints cannot keep the other collections waiting (1: no bound).",
     )
+    node_timeout: float = option(
+        15.0,
+        "Seconds without a heartbeat (written every third of it) after which the other"
+        " processes take over a process's executions.",
+    )
+    drain_seconds: float = option(
+        10.0,
+        "On stop (SIGTERM), how long running attempts may take to finish before they are"
+        " handed back; executions not started are handed back at once.",
+    )
     loop: str = option(
         "auto",
         "Event loop: auto takes uvloop when it is installed, else asyncio's own.",

@@ -47,7 +47,7 @@ async def test_stopping_hands_back_executions_claimed_but_not_started(
     ids = [await store.add(f"j{i}", {"action": http(sink.to(f"/j{i}"))}) for i in range(8)]
     # One collection may fill every slot here (--collection-share 1).
     settings = engine_settings(
-        batch_size=3, max_in_flight=3, lease_seconds=300, collection_share=1.0
+        batch_size=3, max_in_flight=3, lease_seconds=300, collection_share=1.0, drain_seconds=0.1
     )
     first = Scheduler(db, settings, actions, clock=clock, owner="first")
     first.start()
@@ -59,13 +59,7 @@ async def test_stopping_hands_back_executions_claimed_but_not_started(
         ).scalar()
     assert leased == 6  # three running, three ready (the slots plus one batch); two wait
     assert len(sink.hits) == 3
-    import horarium.engine.dispatcher as dispatcher
-
-    dispatcher.SHUTDOWN_WAIT, saved = 0.1, dispatcher.SHUTDOWN_WAIT
-    try:
-        await first.stop()
-    finally:
-        dispatcher.SHUTDOWN_WAIT = saved
+    await first.stop()  # running attempts get drain_seconds
 
     for job in ids:
         row = await store.job(job)

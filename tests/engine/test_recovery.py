@@ -280,17 +280,11 @@ async def test_stopping_hands_running_executions_back_for_an_immediate_rerun(
 ) -> None:
     sink.delay = 30  # never answers in time
     job = await store.add("interrupted", {"action": http(sink.to("/i"))})
-    settings = engine_settings(lease_seconds=300)
+    settings = engine_settings(lease_seconds=300, drain_seconds=0.1)
     first = Scheduler(db, settings, actions, clock=clock, owner="first")
     first.start()
     await sink.wait_hits(1)
-    import horarium.engine.dispatcher as dispatcher
-
-    dispatcher.SHUTDOWN_WAIT, saved = 0.1, dispatcher.SHUTDOWN_WAIT
-    try:
-        await first.stop()
-    finally:
-        dispatcher.SHUTDOWN_WAIT = saved
+    await first.stop()  # running attempts get drain_seconds
     row = await store.job(job)
     assert row.lease_expires_at <= clock.now()  # handed back
     assert row.next_execution_at == T0  # still the execution in flight

@@ -161,6 +161,7 @@ async def _apply_state(
     every Enabled job is disabled. Suspended: jobs keep their state but are not scheduled."""
     if old == new:
         return
+    await jobs.lock_rows(conn, [job.id for job in members])  # in the engine's lock order
     for job in members:
         if job.state in FINAL_JOB_STATES:
             continue

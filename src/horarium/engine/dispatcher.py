@@ -38,7 +38,7 @@ from horarium.store.runs.vocabulary import Claimed, Shares, Source
 
 log = logging.getLogger(__name__)
 
-SHUTDOWN_WAIT = 5.0  # seconds running attempts get to finish when the engine stops
+SHUTDOWN_WAIT = 5.0  # seconds a round under way gets to end when the engine stops
 WAKE_RECHECK = 0.05  # after a wake-up, look again this soon (the writer may not have committed)
 # Jobs due this soon are claimed with the current round and started at their time: claims are
 # batched when executions fall due one by one, and start on time.
@@ -106,8 +106,9 @@ class Dispatcher:
         self._renew_task = asyncio.create_task(self._renew_leases(), name="horarium-leases")
 
     async def stop(self) -> None:
-        """Stop claiming; give running attempts a few seconds, cancel the rest and hand their
-        executions back so that the next process runs them at once."""
+        """Stop claiming; hand back what never started; give running attempts `drain_seconds`
+        to finish, cancel the rest and hand their executions back so that the next process
+        runs them at once."""
         self._stopping = True
         self._wake.set()
         if self._loop_task is not None:
@@ -116,23 +117,17 @@ class Dispatcher:
             done, _ = await asyncio.wait([self._loop_task], timeout=SHUTDOWN_WAIT)
             if not done:
                 self._loop_task.cancel()
-        for task in (self._loop_task, self._renew_task):
-            if task is not None:
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    pass
+        await _cancelled(self._loop_task)
+        await self._release_ready()
         if self._running:
-            await asyncio.wait(self._tasks(), timeout=SHUTDOWN_WAIT)
+            await asyncio.wait(self._tasks(), timeout=self._settings.drain_seconds)
         unfinished = [claimed for claimed, _ in self._running.values()]
-        unfinished.extend(self._ready)
-        self._ready.clear()
         for task in self._tasks():
             task.cancel()
         if self._running:
             await asyncio.wait(self._tasks())
         await self._recorder.close()
+        await _cancelled(self._renew_task)  # the leases were renewed while draining
         if unfinished:
             await self._release(unfinished)
 
@@ -147,6 +142,18 @@ class Dispatcher:
                 reason,
                 exc_info=None if is_outage(exc) else exc,
             )
+
+    async def _release_ready(self) -> None:
+        """Stopping: hand back at once the executions claimed and never started, so that the
+        other nodes run them while this one lets its running attempts finish."""
+        ready = list(self._ready)
+        self._ready.clear()
+        if not ready:
+            return
+        try:
+            await self._runs.release(ready, self._clock.now())
+        except Exception:
+            log.exception("could not release %d executions; their leases will expire", len(ready))
 
     async def drain(self) -> int:
         """Run everything due now to the end (tests and tools); returns the attempts made."""
@@ -354,3 +361,12 @@ class Dispatcher:
                 return min(wait, interval)
             log.exception("lease renewal failed")
         return interval
+
+
+async def _cancelled(task: asyncio.Task[None] | None) -> None:
+    if task is not None:
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass

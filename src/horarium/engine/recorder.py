@@ -22,10 +22,12 @@ from horarium.engine.reachability import Reachability
 from horarium.observe import metrics
 from horarium.store.runs.store import RunStore
 from horarium.store.runs.vocabulary import Attempt, Claimed, StartErrorAction
+from horarium.store.transact import transient
 
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 1000
+RETRY_PAUSE = 1.0  # seconds before writing again a batch that failed for a transient reason
 
 
 class Recorder:
@@ -98,7 +100,18 @@ class Recorder:
             metrics.RECORD_FAILURES.inc()
             wait = self._reachability.failed(exc)
             if wait is not None:
-                return wait
+                return wait  # the database is unreachable: kept for later
+            reason = transient(exc)
+            if reason is not None and not self._closing:
+                # Kept, their leases renewed, until a write succeeds (the store has run it again
+                # already).
+                log.warning(
+                    "recording %d attempts failed (%s); writing them again in %g s",
+                    len(batch),
+                    reason,
+                    RETRY_PAUSE,
+                )
+                return RETRY_PAUSE
             # The executions stay leased; once the lease runs out they are run again.
             log.exception("recording %d attempts failed", len(batch))
             accepted = set()

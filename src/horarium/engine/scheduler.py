@@ -13,6 +13,7 @@ from horarium.engine.cleanup import clean_forever
 from horarium.engine.clock import Clock, SystemClock
 from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
+from horarium.engine.nodes import NodeKeeper, this_node
 from horarium.engine.owners import owner_id
 from horarium.engine.plans import Plans
 from horarium.engine.reachability import Reachability
@@ -46,9 +47,16 @@ class Scheduler:
             self.decider,
             self.reachability,
         )
+        self.node = NodeKeeper(
+            self.runs.nodes(this_node(self.runs.owner, self.clock)),
+            self.clock,
+            settings.node_timeout,
+            self.dispatcher.wake,
+        )
         self._cleanup: asyncio.Task[None] | None = None
 
     def start(self) -> None:
+        self.node.start()
         self.dispatcher.start()
         self._cleanup = asyncio.create_task(
             clean_forever(self.db, self.clock), name="horarium-cleanup"
@@ -65,6 +73,7 @@ class Scheduler:
             except asyncio.CancelledError:
                 pass
         await self.dispatcher.stop()
+        await self.node.stop()
         await self.runs.close()
 
     async def drain(self) -> int:

@@ -11,7 +11,8 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.names import CollectionName
-from horarium.store.schema import job_collections
+from horarium.store.jobs import lock_executions, lock_rows
+from horarium.store.schema import job_collections, jobs
 
 
 @dataclass(frozen=True)
@@ -141,5 +142,10 @@ async def update_one(
 
 
 async def delete_one(conn: AsyncConnection, collection_id: int) -> None:
-    """Deletes the collection; its jobs, their history and executions go by cascade."""
+    """Deletes the collection; its jobs, their history and executions go by cascade (their
+    rows locked first in the engine's lock order: `jobs.lock_rows`)."""
+    members = select(jobs.c.id).where(jobs.c.collection_id == collection_id)
+    job_ids = list((await conn.execute(members)).scalars())
+    await lock_rows(conn, job_ids)
+    await lock_executions(conn, job_ids)
     await conn.execute(delete(job_collections).where(job_collections.c.id == collection_id))

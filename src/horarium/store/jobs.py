@@ -6,7 +6,7 @@ keyring attached to the connection's engine)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,7 +15,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.enums import FINAL_JOB_STATES
-from horarium.store.schema import jobs
+from horarium.store.schema import job_executions, jobs
 from horarium.store.sealing import (
     SealError,
     keyring_of,
@@ -183,4 +183,28 @@ async def update_one(conn: AsyncConnection, job_id: int, now: datetime, **values
 
 async def delete_one(conn: AsyncConnection, job_id: int) -> None:
     """Deletes the job; its history and pending executions go by cascade."""
+    await lock_rows(conn, [job_id])
+    await lock_executions(conn, [job_id])
     await conn.execute(delete(jobs).where(jobs.c.id == job_id))
+
+
+async def lock_rows(conn: AsyncConnection, job_ids: Sequence[int]) -> None:
+    """Lock job rows `job_ids` in id order (PostgreSQL; SQLite has one writer). A write that
+    touches several jobs, or deletes one, takes its rows in the engine's lock order
+    (docs/engine.md, "Lock order"): job rows by id, then job_executions rows by id."""
+    if job_ids:
+        await conn.execute(
+            select(jobs.c.id).where(jobs.c.id.in_(job_ids)).order_by(jobs.c.id).with_for_update()
+        )
+
+
+async def lock_executions(conn: AsyncConnection, job_ids: Sequence[int]) -> None:
+    """Lock the job_executions rows of jobs `job_ids` in id order, before deleting the jobs
+    (their cascade would otherwise take those rows in whatever order it finds them)."""
+    if job_ids:
+        await conn.execute(
+            select(job_executions.c.id)
+            .where(job_executions.c.job_id.in_(job_ids))
+            .order_by(job_executions.c.id)
+            .with_for_update()
+        )

@@ -9,12 +9,14 @@ every process of a cluster may run it (trimming twice deletes nothing more)."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Select, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from horarium.model.enums import FINAL_JOB_STATES
 from horarium.store.db import write_transaction
+from horarium.store.jobs import lock_executions
 from horarium.store.schema import engine_marks, job_history, jobs
 
 CHUNK = 2000
@@ -27,7 +29,9 @@ async def delete_history_before(db: AsyncEngine, cutoff: datetime) -> int:
     total = 0
     while True:
         async with write_transaction(db) as conn:
-            ids = select(job_history.c.id).where(job_history.c.end_time < cutoff).limit(CHUNK)
+            ids = _skipping_locked(
+                select(job_history.c.id).where(job_history.c.end_time < cutoff).limit(CHUNK)
+            )
             done = await conn.execute(delete(job_history).where(job_history.c.id.in_(ids)))
         total += done.rowcount
         if done.rowcount < CHUNK:
@@ -65,9 +69,10 @@ async def _keep_newest(conn: AsyncConnection, job_id: int, keep: int) -> int:
         .limit(1)
         .scalar_subquery()
     )
-    done = await conn.execute(
-        delete(job_history).where(job_history.c.job_id == job_id, job_history.c.id < boundary)
+    older = _skipping_locked(
+        select(job_history.c.id).where(job_history.c.job_id == job_id, job_history.c.id < boundary)
     )
+    done = await conn.execute(delete(job_history).where(job_history.c.id.in_(older)))
     return done.rowcount
 
 
@@ -91,12 +96,21 @@ async def delete_jobs_ended_before(db: AsyncEngine, cutoff: datetime) -> int:
     total = 0
     while True:
         async with write_transaction(db) as conn:
-            ids = (
-                select(jobs.c.id)
-                .where(jobs.c.ended_at < cutoff, jobs.c.state.in_(FINAL_JOB_STATES))
-                .limit(200)
+            found = select(jobs.c.id).where(
+                jobs.c.ended_at < cutoff, jobs.c.state.in_(FINAL_JOB_STATES)
             )
+            ids = list((await conn.execute(_skipping_locked(found.limit(200)))).scalars())
+            if not ids:
+                return total
+            await lock_executions(conn, ids)
             done = await conn.execute(delete(jobs).where(jobs.c.id.in_(ids)))
         total += done.rowcount
-        if done.rowcount < 200:
+        if len(ids) < 200:
             return total
+
+
+def _skipping_locked(query: Select[Any]) -> Select[Any]:
+    """`query` locking the rows it reads and passing over those another transaction holds
+    (PostgreSQL; SQLite has one writer): a retention delete never waits for a row, so two
+    processes' retention, or retention and a job's deletion, cannot deadlock on them."""
+    return query.with_for_update(skip_locked=True)

@@ -184,3 +184,18 @@ calendars = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Index(None, "collection_id", "key", unique=True),
 )
+
+# The engine processes of a cluster, each beating its row every few seconds
+# (horarium.engine.nodes): the executions leased by a node whose beat is older than
+# `--node-timeout` are taken over by the others. `id` is the node's lease owner id.
+nodes = Table(
+    "nodes",
+    metadata,
+    Column("id", String(100), primary_key=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started", UTCDateTime, nullable=False),
+    Column("last_beat", UTCDateTime, nullable=False),
+    Column("version", String(40), nullable=False),
+    Index(None, "last_beat"),
+)

@@ -1,8 +1,11 @@
 """What differs between SQLite and PostgreSQL in the engine's SQL, in one place.
 
 PostgreSQL: several processes claim at once, so candidate rows are locked with
-`FOR UPDATE SKIP LOCKED` and rows about to be updated with `FOR UPDATE`. SQLite: one writer at a
-time (each engine transaction starts with `BEGIN IMMEDIATE`), so no row locks."""
+`FOR NO KEY UPDATE SKIP LOCKED` and rows about to be updated with `FOR NO KEY UPDATE`, in id
+order (docs/engine.md, "Lock order"). The engine never changes a key column, so the weaker
+`NO KEY` lock is enough, and it lets foreign-key checks (a history row inserted for a job) pass.
+SQLite: one writer at a time (each engine transaction starts with `BEGIN IMMEDIATE`), so no row
+locks."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ class RunDialect:
     def lock(self, query: Select[Any], *, skip_locked: bool = False, of: Any = None) -> Select[Any]:
         """`query` locking the rows it reads (of table `of`) until the transaction ends;
         `skip_locked`: rows another transaction holds are passed over."""
-        return query.with_for_update(skip_locked=skip_locked, of=of)
+        return query.with_for_update(skip_locked=skip_locked, of=of, key_share=True)
 
     def stamp_type(self) -> TypeEngine[Any]:
         """How the record statements bind an instant."""

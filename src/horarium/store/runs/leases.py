@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.engine import Connection
 
@@ -15,9 +16,11 @@ from horarium.store.runs.vocabulary import Claimed
 def renew(
     conn: Connection, sql: Statements, owner: str, held: Sequence[Claimed], until: datetime
 ) -> None:
-    """Extend `owner`'s leases on `held` to `until` (those it no longer holds are left alone)."""
-    job_ids = sorted(c.job.id for c in held if c.run_id is None)
+    """Extend `owner`'s leases on `held` to `until` (those it no longer holds are left alone).
+    Job rows first, then job_executions rows, each locked in id order before the update."""
+    job_ids = _locked(conn, sql.own_jobs, sorted(c.job.id for c in held if c.run_id is None), owner)
     run_ids = sorted(c.run_id for c in held if c.run_id is not None)
+    run_ids = _locked(conn, sql.own_runs, run_ids, owner)
     for ids in chunks(job_ids):
         conn.execute(sql.renew_jobs, {"ids": ids, "owner": owner, "until": until})
     for ids in chunks(run_ids):
@@ -27,14 +30,48 @@ def renew(
 def expire_gone(
     conn: Connection, sql: Statements, now: datetime, gone: Callable[[str], bool]
 ) -> int:
-    """End, now, the leases of owners known to be gone (`gone(owner)`); returns how many."""
-    job_ids = [row.id for row in conn.execute(sql.leased_jobs, {"now": now}) if gone(row[1])]
-    run_ids = [row.id for row in conn.execute(sql.leased_runs, {"now": now}) if gone(row[1])]
-    for ids in chunks(sorted(job_ids)):
+    """End, now, the leases of owners known to be gone (`gone(owner)`); returns how many.
+
+    The leased rows are read without locks; those of gone owners are then locked in id order
+    (jobs, then job_executions) on the condition that the same owner still holds them, so a
+    lease that changed hands meanwhile is left alone."""
+    jobs_of: dict[int, str] = {}
+    runs_of: dict[int, str] = {}
+    for row in conn.execute(sql.leased_jobs, {"now": now}):
+        if gone(row[1]):
+            jobs_of[row.id] = row[1]
+    for row in conn.execute(sql.leased_runs, {"now": now}):
+        if gone(row[1]):
+            runs_of[row.id] = row[1]
+    owners = sorted(set(jobs_of.values()) | set(runs_of.values()))
+    if not owners:
+        return 0
+    job_ids = _locked(conn, sql.jobs_held_by, sorted(jobs_of), owners=owners)
+    run_ids = _locked(conn, sql.runs_held_by, sorted(runs_of), owners=owners)
+    for ids in chunks(job_ids):
         conn.execute(sql.expire_jobs, {"ids": ids, "now": now})
-    for ids in chunks(sorted(run_ids)):
+    for ids in chunks(run_ids):
         conn.execute(sql.expire_runs, {"ids": ids, "now": now})
     return len(job_ids) + len(run_ids)
+
+
+def _locked(
+    conn: Connection,
+    statement: Any,
+    ids: Sequence[int],
+    owner: str | None = None,
+    owners: Sequence[str] = (),
+) -> list[int]:
+    """Lock the rows of `ids` that `statement` selects, in id order; returns their ids."""
+    locked: list[int] = []
+    for part in chunks(ids):
+        params: dict[str, Any] = {"ids": part}
+        if owner is not None:
+            params["owner"] = owner
+        if owners:
+            params["owners"] = list(owners)
+        locked.extend(conn.execute(statement, params).scalars())
+    return locked
 
 
 def next_due(conn: Connection, sql: Statements, full: Sequence[int] = ()) -> datetime | None:

@@ -52,13 +52,19 @@ def _still_held(
     conn: Connection, sql: Statements, owner: str, attempts: Sequence[Attempt]
 ) -> list[Attempt]:
     """The attempts whose execution this process still holds (its lease may have been taken
-    over, or the job deleted), at the phase and attempt it ran."""
-    job_ids = sorted({a.execution.job.id for a in attempts if a.execution.run_id is None})
+    over, or the job deleted), at the phase and attempt it ran.
+
+    Locks every job row the record writes (a later attempt's job too: its counters), then the
+    job_executions rows, each in id order (docs/engine.md, "Lock order"); the rest of the
+    transaction writes only rows locked here, and inserts rows referring to them."""
+    job_ids = sorted({a.execution.job.id for a in attempts})
     run_ids = sorted({a.execution.run_id for a in attempts if a.execution.run_id is not None})
     held_jobs: set[int] = set()
     held_runs: dict[int, tuple[str, int]] = {}
     for ids in chunks(job_ids):
-        held_jobs.update(conn.execute(sql.held_jobs, {"ids": ids, "owner": owner}).scalars())
+        for row in conn.execute(sql.lock_jobs, {"ids": ids}):
+            if row.lease_owner == owner:
+                held_jobs.add(row.id)
     for ids in chunks(run_ids):
         for row in conn.execute(sql.held_runs, {"ids": ids, "owner": owner}):
             held_runs[row.id] = (row.phase, row.attempt)

@@ -153,6 +153,30 @@ class Statements:
         self.drop_runs = delete(job_executions).where(job_executions.c.id.in_(_IDS))
 
     def _leases(self) -> None:
+        # Locks first, in id order, then the update (`UPDATE … WHERE id IN (…)` alone locks in
+        # whatever order its plan visits the rows; docs/engine.md, "Lock order").
+        dialect = self.dialect
+        self.own_jobs = dialect.lock(
+            select(jobs.c.id)
+            .where(jobs.c.id.in_(_IDS), jobs.c.lease_owner == _OWNER)
+            .order_by(jobs.c.id)
+        )
+        self.own_runs = dialect.lock(
+            select(job_executions.c.id)
+            .where(job_executions.c.id.in_(_IDS), job_executions.c.lease_owner == _OWNER)
+            .order_by(job_executions.c.id)
+        )
+        owners: BindParameter[Any] = bindparam("owners", expanding=True)
+        self.jobs_held_by = dialect.lock(
+            select(jobs.c.id)
+            .where(jobs.c.id.in_(_IDS), jobs.c.lease_owner.in_(owners))
+            .order_by(jobs.c.id)
+        )
+        self.runs_held_by = dialect.lock(
+            select(job_executions.c.id)
+            .where(job_executions.c.id.in_(_IDS), job_executions.c.lease_owner.in_(owners))
+            .order_by(job_executions.c.id)
+        )
         self.renew_jobs = (
             update(jobs)
             .where(jobs.c.id.in_(_IDS), jobs.c.lease_owner == _OWNER)
@@ -195,13 +219,15 @@ class Statements:
         )
 
     def _records(self, dialect: RunDialect) -> None:
-        self.held_jobs = dialect.lock(
-            select(jobs.c.id).where(jobs.c.id.in_(_IDS), jobs.c.lease_owner == _OWNER)
+        # Every job row a record writes (first attempts' and later attempts' alike), then every
+        # job_executions row, each in id order: the lock order of docs/engine.md.
+        self.lock_jobs = dialect.lock(
+            select(jobs.c.id, jobs.c.lease_owner).where(jobs.c.id.in_(_IDS)).order_by(jobs.c.id)
         )
         self.held_runs = dialect.lock(
-            select(job_executions.c.id, job_executions.c.phase, job_executions.c.attempt).where(
-                job_executions.c.id.in_(_IDS), job_executions.c.lease_owner == _OWNER
-            )
+            select(job_executions.c.id, job_executions.c.phase, job_executions.c.attempt)
+            .where(job_executions.c.id.in_(_IDS), job_executions.c.lease_owner == _OWNER)
+            .order_by(job_executions.c.id)
         )
         stamp = dialect.stamp_type()
         self.insert_history = insert(job_history).values(

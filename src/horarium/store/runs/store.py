@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.store.runs import leases, recording
 from horarium.store.runs.claims import Claimer
 from horarium.store.runs.dialect import RunDialect, dialect_of
+from horarium.store.runs.nodes import Node, Nodes
 from horarium.store.runs.statements import Statements
 from horarium.store.runs.vocabulary import Attempt, Claimed, Decision, DueJob, Shares
 from horarium.store.sealing import keyring_of
@@ -90,12 +91,13 @@ class Runs:
     ) -> list[Claimed]:
         claimer = Claimer(self._sql, self._owner, keyring_of(self.db))
         return await self.transactor.write(
-            lambda conn: claimer.claim(conn, now, limit, lease, decide, horizon or now, shares)
+            lambda conn: claimer.claim(conn, now, limit, lease, decide, horizon or now, shares),
+            "claim",
         )
 
     async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
         await self.transactor.write(
-            lambda conn: leases.renew(conn, self._sql, self._owner, held, until)
+            lambda conn: leases.renew(conn, self._sql, self._owner, held, until), "lease renewal"
         )
 
     async def release(self, held: Sequence[Claimed], now: datetime) -> None:
@@ -103,18 +105,25 @@ class Runs:
 
     async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
         return await self.transactor.write(
-            lambda conn: leases.expire_gone(conn, self._sql, now, gone)
+            lambda conn: leases.expire_gone(conn, self._sql, now, gone), "taking over leases"
         )
 
     async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
-        return await self.transactor.read(lambda conn: leases.next_due(conn, self._sql, full))
+        return await self.transactor.read(
+            lambda conn: leases.next_due(conn, self._sql, full), "looking for due work"
+        )
 
     async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:
         if not attempts:
             return set()
         return await self.transactor.write(
-            lambda conn: recording.record(conn, self._sql, self._owner, attempts, now)
+            lambda conn: recording.record(conn, self._sql, self._owner, attempts, now),
+            f"recording {len(attempts)} attempts",
         )
+
+    def nodes(self, node: Node) -> Nodes:
+        """The heartbeat table, for `node` (this process: its id is `owner`)."""
+        return Nodes(self.transactor, self._sql, node)
 
     async def close(self) -> None:
         await self.transactor.close()

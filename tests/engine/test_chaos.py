@@ -1,0 +1,109 @@
+"""Chaos: three `horarium worker` processes on PostgreSQL under a steady load (one-time jobs
+falling due every few tenths of a second, minute jobs), killed with -9 and restarted at random
+moments. At the end every execution was delivered, none lost; only executions a killed worker
+held were delivered twice; each job's history holds each execution once and its counters agree
+with it. About three minutes."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.engine.cluster_support import (
+    counters_agree_with_history,
+    deliveries,
+    executions_recorded,
+    held_by,
+    http_action,
+    iso,
+    job_of,
+    log_lines,
+    make_collection,
+    put_jobs,
+    start_worker,
+)
+from tests.engine.live_servers import LiveServers, Recorder, wait_until
+from tests.server_process import running_server
+from tests.support import fresh_pg_database
+
+pytestmark = pytest.mark.postgres
+
+ONCE = 160  # one every 0.3 s for 48 s
+MINUTELY = 20  # twice each, a minute apart
+ARGS = ["--node-timeout", "2", "--max-in-flight", "30", "--batch-size", "10"]
+
+
+def test_workers_killed_at_random_lose_nothing_and_repeat_only_what_they_held(
+    tmp_path: Path,
+) -> None:
+    chance = random.Random(12)
+    servers = LiveServers()
+    sink = Recorder()
+    url = servers.sink(sink)
+    logs = [tmp_path / f"worker{i}.log" for i in range(3)]
+    workers: list[subprocess.Popen[bytes]] = []
+    held: set[str] = set()
+    try:
+        with (
+            fresh_pg_database() as database,
+            running_server(tmp_path / "api", database=database, engine=False) as api,
+        ):
+            http = httpx.Client(base_url=api.base_url, timeout=60, headers=api.auth_headers())
+            make_collection(http)
+            key = api.data_dir / "secret.key"
+            workers = [start_worker(database, log, key, ARGS) for log in logs]
+            base = datetime.now(UTC) + timedelta(seconds=40)
+            bodies = {
+                f"once{i}": {
+                    "action": http_action(f"{url}/once{i}"),
+                    "startTime": iso(base + timedelta(seconds=0.3 * i)),
+                }
+                for i in range(ONCE)
+            }
+            for i in range(MINUTELY):
+                bodies[f"minutely{i}"] = {
+                    "action": http_action(f"{url}/minutely{i}"),
+                    "startTime": iso(base),
+                    "recurrence": {"frequency": "Minute", "interval": 1, "count": 2},
+                }
+            for name in bodies:
+                sink.slow(f"/{name}", 0.5)
+            put_jobs(http, bodies)
+            assert datetime.now(UTC) < base, "the jobs took too long to create"
+            expected = ONCE + 2 * MINUTELY
+
+            kills = 0
+            end = base + timedelta(seconds=65)
+            wait_until(lambda: sink.requests, 90, "the load to start")
+            while datetime.now(UTC) < end:
+                time.sleep(chance.uniform(3, 7))
+                slot = chance.randrange(len(workers))
+                victim = workers[slot]
+                victim.kill()
+                victim.wait(10)
+                held |= held_by(database, victim.pid)
+                kills += 1
+                time.sleep(chance.uniform(0, 2))
+                workers[slot] = start_worker(database, logs[slot], key, ARGS)
+
+            wait_until(lambda: len(deliveries(sink)) >= expected, 90, "every execution")
+            wait_until(lambda: executions_recorded(http) >= expected, 60, "every record")
+            seen = deliveries(sink)
+            assert len(seen) == expected  # none lost, none made up
+            twice = {job_of(sink, tag) for tag, n in seen.items() if n > 1}
+            assert twice <= held, twice - held
+            assert executions_recorded(http) == expected  # each once in history
+            assert counters_agree_with_history(http, list(bodies)) == []
+            assert kills >= 8
+        assert log_lines(logs, "deadlock", "recording") == []
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+        servers.close()
