@@ -1,0 +1,1179 @@
+"""Cluster benchmark: what one execution costs PostgreSQL and a worker, several `horarium
+worker` processes on one database, and a million stored jobs.
+
+    .venv/bin/python bench/cluster.py [--part cost,workers,million]
+        [--postgres postgresql://postgres@127.0.0.1:5432/test]
+        [--jobs 5000] [--burst 3000] [--workers 1,2,3] [--stored 10000,1000000]
+
+Every part makes fresh PostgreSQL databases from `--postgres` (dropped after) and prints
+Markdown tables with the load average of the machine when each figure was taken.
+
+cost     the engine (`Scheduler`, default settings, in this process, the clock injected and
+         `drain()` running what is due) runs `--jobs` one-time jobs, then `--jobs` recurring
+         (hourly) jobs, all due at one instant, history and status written; first with a no-op
+         action (the engine's own work), then with the HTTP action against a local sink.
+         Measured per execution: the statements the engine sends (SQLAlchemy cursor events:
+         round trips and rows), the WAL the database's transactions wrote (pg_walinspect over
+         the run's LSN range, the records of this database only: other databases of the server
+         write meanwhile; by record type: rows inserted, updated, locked), the CPU of the
+         PostgreSQL backends serving the run (/proc/<pid>/stat of the pids pg_stat_activity
+         lists for the database), this process's CPU; then the bytes per job of `jobs`,
+         `job_history` and their indexes; then the arithmetic for 10,000 and 100,000
+         executions/s (see docs/capacity.md for the assumptions).
+workers  N = 1, 2, 3 `horarium worker` processes on one database; a burst of `--burst`
+         one-time jobs due at one instant, each an HTTP POST to a sink (another process) that
+         counts the `x-ms-execution-tag` headers: executions/s, duplicates (a tag or a job
+         delivered more than once), lost (a job never delivered or not Completed), the
+         workers' CPU and the database's per execution.
+million  `--stored` recurring jobs (70 % hourly, 20 % daily, 10 % weekly; nothing due for a
+         day) inserted by SQL (generate_series / a recursive CTE), in collections of 1,000, on
+         SQLite and PostgreSQL; then `horarium serve` (engine on) on it: seconds to /healthz,
+         API p50/p99 of GET job, PUT job, list jobs (first page), its RSS after those
+         requests; then the engine's due query (the claim's SELECT): its plan and its time with
+         a batch due and with nothing due; the database's bytes per job.
+
+Not a test: prints tables. The machine's other work distorts wall-clock rates: compare CPU and
+byte counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+PG_DEFAULT = "postgresql://postgres@127.0.0.1:5432/test"
+TICKS = os.sysconf("SC_CLK_TCK")
+API = {"api-version": "2016-03-01"}
+JOBS_PER_COLLECTION = 1000  # the P20Premium plan's maximum
+
+SINK_SCRIPT = """
+import json, sys, time
+from collections import Counter
+from aiohttp import web
+tags, paths, times = Counter(), Counter(), []
+async def hit(request):
+    await request.read()
+    tags[request.headers.get("x-ms-execution-tag", "")] += 1
+    paths[request.path] += 1
+    times.append(time.time())
+    return web.Response(text="ok")
+async def stats(request):
+    first, last = min(times, default=0), max(times, default=0)
+    body = {"tags": tags, "paths": paths, "first": first, "last": last}
+    return web.Response(text=json.dumps(body))
+async def reset(request):
+    tags.clear(); paths.clear(); times.clear()
+    return web.Response(text="ok")
+app = web.Application()
+app.router.add_get("/__stats", stats)
+app.router.add_post("/__reset", reset)
+app.router.add_route("*", "/{tail:.*}", hit)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None, backlog=2048)
+"""
+
+
+# -- the machine ---------------------------------------------------------------------------------
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.1f} (5-min {five:.1f})"
+
+
+def load1() -> float:
+    return os.getloadavg()[0]
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of a process (clock ticks); 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+@contextmanager
+def sink() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", SINK_SCRIPT, str(port)])
+    try:
+        wait_port(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def sink_stats(url: str) -> dict[str, Any]:
+    import httpx
+
+    return dict(httpx.get(f"{url}/__stats", timeout=30).json())
+
+
+def sink_reset(url: str) -> None:
+    import httpx
+
+    httpx.post(f"{url}/__reset", timeout=30)
+
+
+def http_action(url: str) -> dict[str, Any]:
+    return {
+        "type": "Http",
+        "request": {"uri": url, "method": "POST", "body": "tick"},
+        "retryPolicy": {"retryType": "None"},
+    }
+
+
+# -- PostgreSQL databases and what they cost the server ------------------------------------------
+
+
+async def create_database(server: str) -> str:
+    import asyncpg
+
+    name = f"horarium_cluster_{uuid.uuid4().hex[:10]}"
+    conn = await asyncpg.connect(server)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return f"{server.rsplit('/', 1)[0]}/{name}"
+
+
+async def drop_database(server: str, url: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(server)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+@asynccontextmanager
+async def fresh_database(server: str) -> AsyncIterator[str]:
+    url = await create_database(server)
+    try:
+        yield url
+    finally:
+        await drop_database(server, url)
+
+
+@dataclass
+class Mark:
+    lsn: str
+    cpu: dict[int, int]  # backend pid -> CPU ticks
+
+
+@dataclass
+class ServerUse:
+    """What a span of work cost the PostgreSQL server, for one database."""
+
+    cpu_s: float
+    wal_bytes: int
+    fpi_bytes: int
+    records: Counter[str]  # "table: Heap/UPDATE" -> count
+    commits: int
+
+
+_WAL_WORDS = {
+    "Heap/INSERT": "rows inserted",
+    "Heap/INSERT+INIT": "rows inserted",
+    "Heap/UPDATE": "row versions, updates not HOT",
+    "Heap/UPDATE+INIT": "row versions, updates not HOT",
+    "Heap/HOT_UPDATE": "row versions, HOT updates",
+    "Heap/LOCK": "row locks",
+    "Heap/DELETE": "rows deleted",
+    "Heap2/PRUNE": "pages pruned",
+    "Btree/INSERT_LEAF": "entries inserted",
+    "Btree/INSERT_POST": "entries inserted",
+    "Transaction/COMMIT": "commits",
+}
+
+
+def wal_label(relation: str, manager: str, kind: str) -> str:
+    """A WAL record's line in the tables: the table (its indexes together) and what it did."""
+    table = re.sub(r"^(?:ix|pk)_(jobs|job_history)(?:_.*)?$", r"\1 indexes", relation)
+    if relation.startswith(("ix_", "pk_")) and table == relation:
+        table = "other indexes"
+    what = _WAL_WORDS.get(f"{manager}/{kind}")
+    if what is None:
+        what = "index page work (splits, dedup, cleanup)" if manager == "Btree" else kind
+        what = f"{manager}/{what}" if manager != "Btree" else what
+    return f"{table}: {what}"
+
+
+class Server:
+    """Measures one database of the server: its backends' CPU and its WAL records."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.conn: Any = None
+        self.oid = 0
+        self.slot = ""
+
+    async def open(self) -> None:
+        import asyncpg
+
+        self.conn = await asyncpg.connect(self.url)
+        await self.conn.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+        self.oid = await self.conn.fetchval(
+            "SELECT oid FROM pg_database WHERE datname = current_database()"
+        )
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+    async def backends(self) -> list[int]:
+        rows = await self.conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid()"
+        )
+        return [r["pid"] for r in rows]
+
+    async def mark(self) -> Mark:
+        # A temporary replication slot keeps the WAL from here on until `since` has read it
+        # (checkpoints would recycle it meanwhile: the server's other databases write too).
+        self.slot = f"bench_{uuid.uuid4().hex[:12]}"
+        await self.conn.execute(
+            "SELECT pg_create_physical_replication_slot($1, true, true)", self.slot
+        )
+        lsn = await self.conn.fetchval("SELECT pg_current_wal_insert_lsn()::text")
+        return Mark(lsn, {pid: cpu_ticks(pid) for pid in await self.backends()})
+
+    async def since(self, start: Mark) -> ServerUse:
+        """The CPU of this database's backends and the WAL of its transactions since `start`
+        (call before the backends go: a backend's CPU is read while it runs)."""
+        cpu = sum(cpu_ticks(pid) - start.cpu.get(pid, 0) for pid in await self.backends())
+        end = await self.conn.fetchval("SELECT pg_current_wal_flush_lsn()::text")
+        rows = await self.conn.fetch(
+            """
+            WITH r AS (
+                SELECT xid::text AS xid, resource_manager, record_type, record_length,
+                       fpi_length,
+                       substring(block_ref from 'rel \\d+/' || $3::text || '/(\\d+)') AS node
+                FROM pg_get_wal_records_info($1::text::pg_lsn, $2::text::pg_lsn)
+            ), ours AS (SELECT DISTINCT xid FROM r WHERE node IS NOT NULL AND xid <> '0')
+            SELECT coalesce(c.relname, '-') AS relation, resource_manager, record_type,
+                   count(*) AS n, sum(record_length) AS bytes, sum(fpi_length) AS fpi
+            FROM r LEFT JOIN pg_class c ON c.relfilenode::text = r.node
+            WHERE r.node IS NOT NULL OR r.xid IN (SELECT xid FROM ours)
+            GROUP BY 1, 2, 3
+            """,
+            start.lsn,
+            end,
+            str(self.oid),
+        )
+        await self.conn.execute("SELECT pg_drop_replication_slot($1)", self.slot)
+        records: Counter[str] = Counter()
+        commits = 0
+        for r in rows:
+            kind = r["record_type"].split()[0]
+            records[wal_label(r["relation"], r["resource_manager"], kind)] += r["n"]
+            if r["resource_manager"] == "Transaction" and kind.startswith("COMMIT"):
+                commits += r["n"]
+        return ServerUse(
+            cpu_s=cpu / TICKS,
+            wal_bytes=sum(int(r["bytes"]) for r in rows),
+            fpi_bytes=sum(int(r["fpi"]) for r in rows),
+            records=records,
+            commits=commits,
+        )
+
+    async def sizes(self, tables: list[str]) -> dict[str, int]:
+        """Bytes of each table (heap + TOAST) and of each of its indexes."""
+        out: dict[str, int] = {}
+        for table in tables:
+            out[table] = await self.conn.fetchval("SELECT pg_table_size($1::regclass)", table)
+            for r in await self.conn.fetch(
+                "SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS size"
+                " FROM pg_index WHERE indrelid = $1::regclass ORDER BY 1",
+                table,
+            ):
+                out[f"  {r['name']}"] = r["size"]
+        return out
+
+
+# -- statements the engine sends -----------------------------------------------------------------
+
+_TABLE = re.compile(r"\b(?:FROM|UPDATE|INTO)\s+(\w+)", re.IGNORECASE)
+
+
+@dataclass
+class Statements:
+    calls: Counter[str] = field(default_factory=Counter)
+    rows: Counter[str] = field(default_factory=Counter)
+
+    def listen(self, db: Any) -> None:
+        from sqlalchemy import event
+
+        event.listen(db.sync_engine, "before_cursor_execute", self._seen)
+
+    def forget(self, db: Any) -> None:
+        from sqlalchemy import event
+
+        event.remove(db.sync_engine, "before_cursor_execute", self._seen)
+
+    def _seen(
+        self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool
+    ) -> None:
+        verb = statement.lstrip().split(None, 1)[0].upper()
+        table = _TABLE.search(statement)
+        kind = f"{verb} {table.group(1) if table else ''}".strip()
+        if "FOR UPDATE" in statement:
+            kind += " FOR UPDATE"
+        self.calls[kind] += 1
+        self.rows[kind] += len(params) if many and isinstance(params, list | tuple) else 1
+
+
+# -- the cost of one execution -------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def now(self) -> datetime:
+        return self.at
+
+
+class NoAction:
+    """An action runner that runs nothing and succeeds."""
+
+    async def __aenter__(self) -> NoAction:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def run(self, action: Mapping[str, Any], context: Any) -> Any:
+        from horarium.actions.base import ActionResult
+
+        return ActionResult(True, "Http Action - Response from host '127.0.0.1': 'OK'")
+
+
+DUE = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # when every job of the cost part falls due
+SET_AT = DUE - timedelta(days=1)
+
+
+async def store_jobs(db: Any, n: int, url: str, recurring: bool, first: int) -> None:
+    from sqlalchemy import insert
+
+    from horarium.model.names import CollectionName
+    from horarium.store import collections as collections_store
+    from horarium.store.schema import jobs
+
+    async with db.begin() as conn:
+        collections = [
+            await collections_store.insert_one(
+                conn,
+                CollectionName("bench", "rg", f"c{first}-{c}"),
+                location="West US",
+                state="Enabled",
+                sku="P20Premium",
+                document={},
+                now=SET_AT,
+            )
+            for c in range((n + JOBS_PER_COLLECTION - 1) // JOBS_PER_COLLECTION)
+        ]
+    rows = []
+    for i in range(n):
+        definition: dict[str, Any] = {
+            "startTime": DUE.isoformat(),
+            "action": http_action(f"{url}/job{first + i}"),
+        }
+        if recurring:
+            definition["recurrence"] = {"frequency": "Hour", "interval": 1}
+        rows.append(
+            {
+                "collection_id": collections[i // JOBS_PER_COLLECTION],
+                "key": f"job{first + i}",
+                "name": f"job{first + i}",
+                "definition": definition,
+                "state": "Enabled",
+                "schedule_set_at": SET_AT,
+                "created_at": SET_AT,
+                "updated_at": SET_AT,
+                "next_execution_at": DUE,
+            }
+        )
+    for i in range(0, n, 1000):
+        async with db.begin() as conn:
+            await conn.execute(insert(jobs), rows[i : i + 1000])
+
+
+@dataclass
+class Cost:
+    label: str
+    executions: int
+    worker_cpu_us: float
+    server_cpu_us: float
+    wal_bytes: float
+    fpi_bytes: float
+    commits: float
+    statements: float
+    statement_rows: float
+    records: dict[str, float]  # per execution
+    calls: dict[str, float]  # per execution: (round trips, rows)
+    load: float
+
+
+async def measure_cost(url: str, action: str, sink_url: str, n: int) -> list[Cost]:
+    """One-time, then recurring: `n` jobs each, due at DUE, run by one engine."""
+    import gc
+
+    from horarium.actions.runner import Actions
+    from horarium.config import Settings
+    from horarium.engine.gc_tuning import tune_gc
+    from horarium.engine.scheduler import Scheduler
+    from horarium.store.db import create_engine, migrate
+
+    out: list[Cost] = []
+    server = Server(url)
+    await server.open()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(data_dir=Path(tmp), database=url)
+        db = create_engine(settings.database_url)
+        await migrate(db)
+        for recurring in (False, True):
+            first = len(out) * n
+            await store_jobs(db, n, sink_url, recurring, first)
+            async with db.connect() as conn:
+                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                await auto.exec_driver_sql("VACUUM ANALYZE jobs, job_collections, job_history")
+            gc.collect()
+            tune_gc()
+            runner: Any = NoAction() if action == "noop" else Actions(settings)
+            async with runner as actions:
+                clock = Clock(DUE + timedelta(seconds=30))  # the one-time jobs ran already
+                scheduler = Scheduler(db, settings, actions, clock=clock, owner="bench:1:cost")
+                seen = Statements()
+                seen.listen(db)
+                start = await server.mark()
+                c0 = time.process_time()
+                ran = await scheduler.dispatcher.drain()
+                cpu = time.process_time() - c0
+                use = await server.since(start)
+                seen.forget(db)
+                await scheduler.stop()
+            kind = "recurring (hourly)" if recurring else "one-time"
+            out.append(
+                Cost(
+                    label=f"{kind}, {action} action",
+                    executions=ran,
+                    worker_cpu_us=cpu / ran * 1e6,
+                    server_cpu_us=use.cpu_s / ran * 1e6,
+                    wal_bytes=use.wal_bytes / ran,
+                    fpi_bytes=use.fpi_bytes / ran,
+                    commits=use.commits / ran,
+                    statements=sum(seen.calls.values()) / ran,
+                    statement_rows=sum(seen.rows.values()) / ran,
+                    records={k: v / ran for k, v in use.records.items()},
+                    calls={k: seen.calls[k] / ran for k in seen.calls}
+                    | {f"{k} (rows)": seen.rows[k] / ran for k in seen.rows},
+                    load=load1(),
+                )
+            )
+            if ran != n:
+                print(f"cost: {ran} executions of {n}", file=sys.stderr)
+        await db.dispose()
+    await server.close()
+    return out
+
+
+async def table_sizes(url: str) -> dict[str, int]:
+    server = Server(url)
+    await server.open()
+    try:
+        await server.conn.execute("VACUUM ANALYZE jobs, job_history")
+        sizes = await server.sizes(["jobs", "job_history"])
+        sizes["rows: jobs"] = await server.conn.fetchval("SELECT count(*) FROM jobs")
+        sizes["rows: job_history"] = await server.conn.fetchval("SELECT count(*) FROM job_history")
+        return sizes
+    finally:
+        await server.close()
+
+
+def print_costs(costs: list[Cost]) -> None:
+    print("Per execution (PostgreSQL, one engine, batch 200, history and status written):\n")
+    print(
+        "| run | executions | worker CPU µs | PostgreSQL CPU µs | WAL bytes | of which full"
+        " pages | write transactions | statements (round trips) | statement rows | load |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for c in costs:
+        print(
+            f"| {c.label} | {c.executions:,} | {c.worker_cpu_us:.0f} | {c.server_cpu_us:.0f}"
+            f" | {c.wal_bytes:,.0f} | {c.fpi_bytes:,.0f} | {c.commits:.4f} | {c.statements:.3f}"
+            f" | {c.statement_rows:.2f} | {c.load:.1f} |"
+        )
+    print("\nWAL records per execution, by relation and type (what was written and locked):\n")
+    keys = sorted({k for c in costs for k in c.records})
+    print("| relation: record | " + " | ".join(c.label for c in costs) + " |")
+    print("|---|" + "---:|" * len(costs))
+    for k in keys:
+        values = " | ".join(f"{c.records.get(k, 0):.3f}" for c in costs)
+        print(f"| {k} | {values} |")
+    print("\nStatements per execution (round trips; rows = parameter sets):\n")
+    keys = sorted({k for c in costs for k in c.calls})
+    print("| statement | " + " | ".join(c.label for c in costs) + " |")
+    print("|---|" + "---:|" * len(costs))
+    for k in keys:
+        values = " | ".join(f"{c.calls.get(k, 0):.4f}" for c in costs)
+        print(f"| {k} | {values} |")
+
+
+def print_sizes(sizes: dict[str, int]) -> dict[str, float]:
+    """Bytes per row of `jobs` and `job_history` and their indexes; returns the totals."""
+    jobs_rows = max(1, sizes["rows: jobs"])
+    history_rows = max(1, sizes["rows: job_history"])
+    print(f"\nBytes per row ({jobs_rows:,} jobs, {history_rows:,} history rows, vacuumed):\n")
+    print("| relation | bytes | bytes per row |")
+    print("|---|---:|---:|")
+    totals = {"jobs": 0.0, "job_history": 0.0}
+    table = "jobs"
+    for name, size in sizes.items():
+        if name.startswith("rows:"):
+            continue
+        if not name.startswith(" "):
+            table = name
+        rows = jobs_rows if table == "jobs" else history_rows
+        totals[table] += size / rows
+        print(f"| {name.strip()} | {size:,} | {size / rows:,.0f} |")
+    for table, per in totals.items():
+        print(f"| **{table} with its indexes** | | **{per:,.0f}** |")
+    return totals
+
+
+# What docs/capacity.md assumes beyond the measurements: a worker process runs at 70 % of its
+# core; in a steady stream a worker's record groups ~5 attempts (0.2 write transactions per
+# execution, against ~1/120 in a burst); history is kept 60 days, one row per execution.
+WORKER_SHARE = 0.7
+STEADY_COMMITS = 0.2
+RETENTION_DAYS = 60
+
+
+def print_arithmetic(costs: list[Cost], per_row: dict[str, float], http_us: float) -> None:
+    """The capacity arithmetic for 1,000, 10,000 and 100,000 executions/s, from the highest
+    figure measured of each kind."""
+    engine_us = max(c.worker_cpu_us for c in costs if "noop" in c.label)
+    worker_us = engine_us + http_us
+    server_us = max(c.server_cpu_us for c in costs)
+    wal = max(c.wal_bytes for c in costs)
+    print(
+        f"\nArithmetic (highest measured: worker {worker_us:.0f} µs = engine {engine_us:.0f} +"
+        f" HTTP action {http_us:.0f}; PostgreSQL backends {server_us:.0f} µs; {wal:,.0f} WAL"
+        f" bytes per execution; a worker at {WORKER_SHARE:.0%} of a core; {STEADY_COMMITS}"
+        f" write transactions per execution in a steady stream; history"
+        f" {per_row['job_history']:.0f} B per row with its indexes, {RETENTION_DAYS} days):\n"
+    )
+    print(
+        "| executions/s | worker cores | PostgreSQL backend cores | WAL MB/s | commits/s"
+        f" | history rows/day | history GB/day | history TB, {RETENTION_DAYS} days |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for rate in (1_000, 10_000, 100_000):
+        history_day = rate * 86_400
+        gb_day = history_day * per_row["job_history"] / 1e9
+        print(
+            f"| {rate:,} | {rate * worker_us / 1e6 / WORKER_SHARE:,.1f}"
+            f" | {rate * server_us / 1e6:,.1f} | {rate * wal / 1e6:,.0f}"
+            f" | {rate * STEADY_COMMITS:,.0f} | {history_day / 1e6:,.0f} M | {gb_day:,.0f}"
+            f" | {gb_day * RETENTION_DAYS / 1000:,.1f} |"
+        )
+
+
+async def part_cost(args: argparse.Namespace) -> None:
+    print(f"## cost ({args.jobs:,} one-time and {args.jobs:,} recurring jobs per run)\n")
+    costs: list[Cost] = []
+    sizes: dict[str, int] = {}
+    with sink() as url:
+        for action in ("noop", "http"):
+            async with fresh_database(args.postgres) as db_url:
+                costs += await measure_cost(db_url, action, url, args.jobs)
+                if action == "noop":
+                    sizes = await table_sizes(db_url)
+    print_costs(costs)
+    per_row = print_sizes(sizes)
+    http_us = max(
+        c.worker_cpu_us - n.worker_cpu_us for c, n in zip(costs[2:], costs[:2], strict=True)
+    )
+    print_arithmetic(costs, per_row, http_us)
+    print()
+
+
+# -- several workers ---------------------------------------------------------------------------
+
+
+def start_worker(database: str, data_dir: Path, key: str, log: Path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "HORARIUM_DATABASE": database,
+        "HORARIUM_DATA_DIR": str(data_dir),
+        "HORARIUM_SECRET_KEY": key,
+        "HORARIUM_LOG_LEVEL": "warning",
+    }
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "horarium.cli", "worker"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+
+
+@dataclass
+class Burst:
+    workers: int
+    jobs: int
+    delivered: int
+    seconds: float
+    duplicates: int
+    lost: int
+    worker_cpu_us: float
+    server_cpu_us: float
+    wal_bytes: float
+    load: float
+
+
+async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Burst:
+    from sqlalchemy import func, select
+
+    from horarium.store.db import create_engine, migrate
+    from horarium.store.schema import jobs
+
+    sink_reset(sink_url)
+    key = base64.b64encode(os.urandom(32)).decode()
+    async with fresh_database(server_url) as url:
+        db = create_engine(url)
+        await migrate(db)
+        server = Server(url)
+        await server.open()
+        procs: list[subprocess.Popen[bytes]] = []
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                for w in range(workers):
+                    data = Path(tmp) / f"w{w}"
+                    procs.append(start_worker(url, data, key, Path(tmp) / f"w{w}.log"))
+                # Up: each worker holds its connections to the database.
+                deadline = time.monotonic() + 60
+                while len(await server.backends()) < workers and time.monotonic() < deadline:  # noqa: ASYNC110 (another process)
+                    await asyncio.sleep(0.2)
+                await asyncio.sleep(2)
+                due = datetime.now(UTC) + timedelta(seconds=2 + n / 10_000)
+                await store_burst(db, n, sink_url, due)
+                start = await server.mark()
+                c0 = {p.pid: cpu_ticks(p.pid) for p in procs}
+                deadline = time.monotonic() + 120 + n / 50
+                while time.monotonic() < deadline:
+                    await asyncio.sleep(0.5)
+                    async with db.connect() as conn:
+                        done = (
+                            await conn.execute(
+                                select(func.count()).where(jobs.c.state == "Completed")
+                            )
+                        ).scalar_one()
+                    if done >= n:
+                        break
+                cpu = sum(cpu_ticks(p.pid) - c0[p.pid] for p in procs) / TICKS
+                use = await server.since(start)
+                await asyncio.sleep(1)  # a duplicate would arrive late
+                stats = sink_stats(sink_url)
+                for p in procs:
+                    p.send_signal(signal.SIGTERM)
+                for p in procs:
+                    p.wait(30)
+                for w in range(workers):
+                    said = (Path(tmp) / f"w{w}.log").read_text(errors="replace").splitlines()
+                    text = "\n".join(line for line in said if "worker running (" not in line)
+                    if text.strip():
+                        print(f"worker {w} said:\n{text[-2000:]}", file=sys.stderr)
+            finally:
+                for p in procs:
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
+        async with db.connect() as conn:
+            completed = (
+                (
+                    await conn.execute(
+                        select(jobs.c.name).where(
+                            jobs.c.state == "Completed", jobs.c.execution_count == 1
+                        )
+                    )
+                )
+                .scalars()
+                .all()
+            )
+        await db.dispose()
+        await server.close()
+    paths = Counter({p.lstrip("/"): c for p, c in stats["paths"].items()})
+    tags = Counter(stats["tags"])
+    names = {f"job{i}" for i in range(n)}
+    lost = len({name for name in names if paths[name] == 0} | (names - set(completed)))
+    duplicates = sum(c - 1 for c in tags.values() if c > 1)
+    duplicates = max(duplicates, sum(c - 1 for c in paths.values() if c > 1))
+    delivered = sum(paths.values())
+    return Burst(
+        workers=workers,
+        jobs=n,
+        delivered=delivered,
+        seconds=stats["last"] - due.timestamp(),
+        duplicates=duplicates,
+        lost=lost,
+        worker_cpu_us=cpu / max(1, delivered) * 1e6,
+        server_cpu_us=use.cpu_s / max(1, delivered) * 1e6,
+        wal_bytes=use.wal_bytes / max(1, delivered),
+        load=load1(),
+    )
+
+
+async def store_burst(db: Any, n: int, url: str, due: datetime) -> None:
+    from sqlalchemy import insert
+
+    from horarium.model.names import CollectionName
+    from horarium.store import collections as collections_store
+    from horarium.store.schema import jobs
+
+    now = datetime.now(UTC)
+    async with db.begin() as conn:
+        collections = [
+            await collections_store.insert_one(
+                conn,
+                CollectionName("bench", "rg", f"c{c}"),
+                location="West US",
+                state="Enabled",
+                sku="P20Premium",
+                document={},
+                now=now,
+            )
+            for c in range((n + JOBS_PER_COLLECTION - 1) // JOBS_PER_COLLECTION)
+        ]
+        rows = [
+            {
+                "collection_id": collections[i // JOBS_PER_COLLECTION],
+                "key": f"job{i}",
+                "name": f"job{i}",
+                "definition": {
+                    "startTime": due.isoformat(),
+                    "action": http_action(f"{url}/job{i}"),
+                },
+                "state": "Enabled",
+                "schedule_set_at": now,
+                "created_at": now,
+                "updated_at": now,
+                "next_execution_at": due,
+            }
+            for i in range(n)
+        ]
+        for i in range(0, n, 1000):
+            await conn.execute(insert(jobs), rows[i : i + 1000])
+
+
+async def part_workers(args: argparse.Namespace) -> None:
+    counts = [int(w) for w in args.workers.split(",")]
+    print(f"## workers ({args.burst:,} one-time jobs due at one instant, HTTP POST to a sink)\n")
+    print(
+        "| workers | jobs | delivered | seconds | executions/s | duplicates | lost"
+        " | workers' CPU µs | PostgreSQL CPU µs | WAL bytes | load |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    with sink() as url:
+        for workers in counts:
+            b = await run_burst(args.postgres, workers, args.burst, url)
+            print(
+                f"| {b.workers} | {b.jobs:,} | {b.delivered:,} | {b.seconds:.2f}"
+                f" | {b.delivered / b.seconds:,.0f} | {b.duplicates} | {b.lost}"
+                f" | {b.worker_cpu_us:.0f} | {b.server_cpu_us:.0f} | {b.wal_bytes:,.0f}"
+                f" | {b.load:.1f} |",
+                flush=True,
+            )
+    print()
+
+
+# -- a million stored jobs -----------------------------------------------------------------------
+
+# Nothing is due for a day after the store is filled: job g starts at BASE + g % 10,080 minutes
+# (one minute of the week) and repeats hourly, daily or weekly (g % 10: 0-6, 7-8, 9).
+_MINUTES_A_WEEK = 7 * 24 * 60
+
+
+def million_sql(dialect: str, stored: int, base: datetime) -> list[str]:
+    """The statements that fill an empty store with `stored` jobs in collections of 1,000."""
+    collections = (stored + JOBS_PER_COLLECTION - 1) // JOBS_PER_COLLECTION
+    stamp = base.strftime("%Y-%m-%d %H:%M:%S")
+    action = json.dumps(http_action("http://127.0.0.1:9/never"))
+    if dialect == "postgresql":
+        at = "timestamptz '" + stamp + "+00'"
+        start = f"{at} + (g % {_MINUTES_A_WEEK}) * interval '1 minute'"
+        when = f"to_char(({start}) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"+00:00\"')"
+        recurrence = (
+            'CASE WHEN g % 10 < 7 THEN \'{"frequency": "Hour", "interval": 1}\'::json'
+            ' WHEN g % 10 < 9 THEN \'{"frequency": "Day", "interval": 1}\'::json'
+            ' ELSE \'{"frequency": "Week", "interval": 1}\'::json END'
+        )
+        return [
+            "INSERT INTO job_collections (key, subscription_id, resource_group, name, location,"
+            " state, sku, document, created_at, updated_at)"
+            " SELECT 'bench' || (c / 100) || '/rg/c' || c, 'bench' || (c / 100), 'rg', 'c' || c,"
+            f" 'West US', 'Enabled', 'P20Premium', '{{}}'::json, {at}, {at}"
+            f" FROM generate_series(0, {collections - 1}) c",
+            "INSERT INTO jobs (collection_id, key, name, definition, state, schedule_set_at,"
+            " created_at, updated_at, next_execution_at)"
+            f" SELECT (SELECT min(id) FROM job_collections) + g / {JOBS_PER_COLLECTION},"
+            " 'job' || g, 'job' || g,"
+            f" json_build_object('startTime', {when}, 'action', '{action}'::json,"
+            f" 'recurrence', {recurrence}), 'Enabled', {at}, {at}, {at}, {start}"
+            f" FROM generate_series(0, {stored - 1}) g",
+        ]
+    at = f"'{stamp}.000000'"
+    start = (
+        f"strftime('%Y-%m-%d %H:%M:%S', '{stamp}', '+' || (g % {_MINUTES_A_WEEK}) || ' minutes')"
+    )
+    recurrence = (
+        "CASE WHEN g % 10 < 7 THEN json_object('frequency', 'Hour', 'interval', 1)"
+        " WHEN g % 10 < 9 THEN json_object('frequency', 'Day', 'interval', 1)"
+        " ELSE json_object('frequency', 'Week', 'interval', 1) END"
+    )
+    return [
+        "WITH RECURSIVE s(c) AS (SELECT 0 UNION ALL SELECT c + 1 FROM s"
+        f" WHERE c < {collections - 1})"
+        " INSERT INTO job_collections (key, subscription_id, resource_group, name, location,"
+        " state, sku, document, created_at, updated_at)"
+        " SELECT 'bench' || (c / 100) || '/rg/c' || c, 'bench' || (c / 100), 'rg', 'c' || c,"
+        f" 'West US', 'Enabled', 'P20Premium', '{{}}', {at}, {at} FROM s",
+        f"WITH RECURSIVE s(g) AS (SELECT 0 UNION ALL SELECT g + 1 FROM s WHERE g < {stored - 1})"
+        " INSERT INTO jobs (collection_id, key, name, definition, state, schedule_set_at,"
+        " created_at, updated_at, next_execution_at)"
+        f" SELECT (SELECT min(id) FROM job_collections) + g / {JOBS_PER_COLLECTION},"
+        " 'job' || g, 'job' || g,"
+        f" json_object('startTime', replace({start}, ' ', 'T') || '+00:00',"
+        f" 'action', json('{action}'), 'recurrence', {recurrence}),"
+        f" 'Enabled', {at}, {at}, {at}, {start} || '.000000' FROM s",
+    ]
+
+
+@dataclass
+class Million:
+    database: str
+    stored: int
+    fill_s: float
+    startup_s: float
+    rss_mb: float
+    latencies: dict[str, list[float]]
+    due_ms: float
+    idle_ms: float
+    plan: str
+    bytes_per_job: float
+    load: float
+
+
+async def fill(url: str, stored: int, base: datetime) -> float:
+    from horarium.store.db import create_engine, migrate
+
+    db = create_engine(url)
+    await migrate(db)
+    t0 = time.perf_counter()
+    async with db.begin() as conn:
+        for statement in million_sql(db.dialect.name, stored, base):
+            await conn.exec_driver_sql(statement)
+    seconds = time.perf_counter() - t0
+    if db.dialect.name == "postgresql":
+        async with db.connect() as conn:
+            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            await auto.exec_driver_sql("VACUUM ANALYZE jobs, job_collections")
+    await db.dispose()
+    return seconds
+
+
+def start_serve(url: str, data_dir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "HORARIUM_DATABASE": url,
+        "HORARIUM_DATA_DIR": str(data_dir),
+        "HORARIUM_PORT": str(port),
+        "HORARIUM_LOG_LEVEL": "warning",
+    }
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "horarium.cli", "serve"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+
+
+def api_latencies(base_url: str, token: str, stored: int, requests: int) -> dict[str, list[float]]:
+    """`requests` each of GET job, PUT job (an existing one, its action changed), list jobs."""
+    import random
+
+    import httpx
+
+    rnd = random.Random(7)
+    out: dict[str, list[float]] = {"GET job": [], "PUT job": [], "list jobs": []}
+
+    def collection_of(g: int) -> str:
+        c = g // JOBS_PER_COLLECTION
+        return (
+            f"/subscriptions/bench{c // 100}/resourceGroups/rg/providers/Microsoft.Scheduler"
+            f"/jobCollections/c{c}"
+        )
+
+    with httpx.Client(
+        base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+    ) as http:
+        for i in range(requests):
+            g = rnd.randrange(stored)
+            path = f"{collection_of(g)}/jobs/job{g}"
+            t0 = time.perf_counter()
+            got = http.get(path, params=API)
+            out["GET job"].append(time.perf_counter() - t0)
+            assert got.status_code == 200, got.text
+            body = {"properties": got.json()["properties"]}
+            body["properties"]["action"]["request"]["uri"] = f"http://127.0.0.1:9/put{i}"
+            for key in ("state", "status"):
+                body["properties"].pop(key, None)
+            t0 = time.perf_counter()
+            put = http.put(path, params=API, json=body)
+            out["PUT job"].append(time.perf_counter() - t0)
+            assert put.status_code == 200, put.text
+            t0 = time.perf_counter()
+            listed = http.get(f"{collection_of(rnd.randrange(stored))}/jobs", params=API)
+            out["list jobs"].append(time.perf_counter() - t0)
+            assert listed.status_code == 200 and listed.json()["value"], listed.text
+    return out
+
+
+async def due_query(url: str, base: datetime, stored: int) -> tuple[float, float, str]:
+    """The claim's SELECT: median ms with more than a batch due (the clock late enough after
+    `base` for 200 jobs) and with nothing due (the clock before `base`), and its plan with a
+    batch due. Rolled back: it locks."""
+    from sqlalchemy import text
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    from horarium.store.db import create_engine
+    from horarium.store.runs.dialect import dialect_of
+    from horarium.store.runs.statements import Statements as Sql
+
+    db = create_engine(url)
+    statement = Sql(dialect_of(db)).due_jobs
+    times: dict[datetime, float] = {}
+    plan = ""
+    async with db.connect() as conn:
+        later = timedelta(minutes=_MINUTES_A_WEEK * 200 // stored + 2)
+        for now in (base + later, base - timedelta(minutes=1)):
+            params = {"horizon": now, "now": now, "limit": 200}
+            runs = []
+            for _ in range(21):
+                t0 = time.perf_counter()
+                async with conn.begin() as tx:
+                    rows = (await conn.execute(statement, params)).all()
+                    await tx.rollback()
+                runs.append(time.perf_counter() - t0)
+            times[now] = statistics.median(runs) * 1e3
+            if now > base:
+                assert len(rows) == 200, len(rows)
+                family = postgresql if db.dialect.name == "postgresql" else sqlite
+                named = family.dialect(paramstyle="named")  # type: ignore[attr-defined]
+                compiled = statement.compile(dialect=named)
+                if db.dialect.name == "postgresql":
+                    # text() reads `:name::TYPE` as two parameters: the casts go.
+                    bare = re.sub(
+                        r"(:\w+)::(?:TIMESTAMP WITH TIME ZONE|VARCHAR|INTEGER)\b",
+                        r"\1",
+                        str(compiled),
+                    )
+                    explain = f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {bare}"
+                    bound = dict(compiled.params) | params
+                else:
+                    explain = f"EXPLAIN QUERY PLAN {compiled}"
+                    stamp = now.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
+                    bound = dict(compiled.params) | params | {"horizon": stamp, "now": stamp}
+                async with conn.begin() as tx:
+                    lines = (await conn.execute(text(explain), bound)).all()
+                    await tx.rollback()
+                plan = "\n".join(
+                    str(r[0]) if db.dialect.name == "postgresql" else f"{'  ' * (r[1] > 0)}{r[3]}"
+                    for r in lines
+                )
+    await db.dispose()
+    ordered = sorted(times)
+    return times[ordered[1]], times[ordered[0]], plan
+
+
+async def store_bytes(url: str, stored: int) -> float:
+    if url.startswith("postgresql"):
+        server = Server(url)
+        await server.open()
+        try:
+            size = await server.conn.fetchval("SELECT pg_total_relation_size('jobs')")
+        finally:
+            await server.close()
+        return float(size) / stored
+    path = Path(url.removeprefix("sqlite:///"))
+    return (await asyncio.to_thread(path.stat)).st_size / stored
+
+
+def p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3
+
+
+async def run_million(url: str, label: str, stored: int, requests: int) -> Million:
+    import httpx
+
+    base = (datetime.now(UTC) + timedelta(days=1)).replace(second=0, microsecond=0)
+    fill_s = await fill(url, stored, base)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        base_url = f"http://127.0.0.1:{port}"
+        t0 = time.perf_counter()
+        proc = start_serve(url, Path(tmp) / "data", port, Path(tmp) / "serve.log")
+        try:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                if proc.poll() is not None:
+                    raise RuntimeError((Path(tmp) / "serve.log").read_text())
+                try:
+                    probe = await asyncio.to_thread(httpx.get, f"{base_url}/healthz", timeout=2)
+                    if probe.status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.05)
+            startup = time.perf_counter() - t0
+            token = (Path(tmp) / "data" / "admin-token").read_text().strip()
+            latencies = await asyncio.to_thread(api_latencies, base_url, token, stored, requests)
+            rss = rss_mb(proc.pid)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    due_ms, idle_ms, plan = await due_query(url, base, stored)
+    return Million(
+        database=label,
+        stored=stored,
+        fill_s=fill_s,
+        startup_s=startup,
+        rss_mb=rss,
+        latencies=latencies,
+        due_ms=due_ms,
+        idle_ms=idle_ms,
+        plan=plan,
+        bytes_per_job=await store_bytes(url, stored),
+        load=load1(),
+    )
+
+
+async def part_million(args: argparse.Namespace) -> None:
+    sizes = [int(s) for s in args.stored.split(",")]
+    print(
+        f"## million (stored jobs: {', '.join(f'{s:,}' for s in sizes)}; {args.requests} API"
+        " requests of each kind; serve with its engine, nothing due)\n"
+    )
+    results: list[Million] = []
+    for stored in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            results.append(
+                await run_million(f"sqlite:///{tmp}/store.sqlite3", "SQLite", stored, args.requests)
+            )
+        async with fresh_database(args.postgres) as url:
+            results.append(await run_million(url, "PostgreSQL", stored, args.requests))
+    print(
+        "| database | stored jobs | fill s | start-up s (to /healthz) | RSS MB"
+        " | GET job p50/p99 ms | PUT job p50/p99 ms | list jobs p50/p99 ms"
+        " | due query ms (200 due / none) | store bytes per job | load |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for m in results:
+        lat = " | ".join(f"{p(v, 0.5):.1f} / {p(v, 0.99):.1f}" for v in m.latencies.values())
+        print(
+            f"| {m.database} | {m.stored:,} | {m.fill_s:.0f} | {m.startup_s:.1f} | {m.rss_mb:.0f}"
+            f" | {lat} | {m.due_ms:.2f} / {m.idle_ms:.2f} | {m.bytes_per_job:,.0f} | {m.load:.1f} |"
+        )
+    for m in results:
+        if m.stored == max(sizes):
+            print(f"\nThe due query's plan, {m.database}, {m.stored:,} stored, 200 due:\n")
+            print("```\n" + m.plan + "\n```")
+    print()
+
+
+# -- main ----------------------------------------------------------------------------------------
+
+
+async def main(args: argparse.Namespace) -> None:
+    parts = args.part.split(",")
+    print(f"Load average at start: {load()}; {os.cpu_count()} cores\n", flush=True)
+    if "cost" in parts:
+        await part_cost(args)
+    if "workers" in parts:
+        await part_workers(args)
+    if "million" in parts:
+        await part_million(args)
+    print(f"Load average at end: {load()}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", default="cost,workers,million", help="comma-separated parts")
+    parser.add_argument(
+        "--postgres", default=PG_DEFAULT, help="server URL to create databases from"
+    )
+    parser.add_argument("--jobs", type=int, default=5000, help="cost: jobs of each kind")
+    parser.add_argument("--burst", type=int, default=3000, help="workers: jobs due at once")
+    parser.add_argument("--workers", default="1,2,3", help="workers: process counts")
+    parser.add_argument("--stored", default="10000,1000000", help="million: stored jobs")
+    parser.add_argument("--requests", type=int, default=300, help="million: requests per kind")
+    from horarium.loops import loop_factory
+
+    arguments = parser.parse_args()
+    with asyncio.Runner(loop_factory=loop_factory("auto")) as runner:
+        runner.run(main(arguments))
