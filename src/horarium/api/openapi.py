@@ -163,6 +163,7 @@ def azure_schemas() -> dict[str, Any]:
         " Time) time zone of the schedule; absent: UTC.",
     }
     _add_execution_extensions(schemas)
+    _add_pause(schemas)
     schemas["ErrorResponse"] = _ERROR
     schemas["UpcomingExecution"] = _UPCOMING
     schemas["UpcomingExecutionList"] = {
@@ -209,6 +210,25 @@ def _add_execution_extensions(schemas: dict[str, Any]) -> None:
         " the content type), header values, and queue messages, of the action and its"
         " errorAction. Unknown placeholders are refused. Absent or false: sent as written.",
     }
+
+
+def _add_pause(schemas: dict[str, Any]) -> None:
+    """`properties.pause` of jobs and collections."""
+    schemas["Pause"] = {
+        "type": "object",
+        "required": ["until"],
+        "description": "Horarium extension: only on a Disabled job or collection, which the"
+        " engine enables again by itself at `until`; the executions that fell due during the"
+        " pause are decided as missed ones (the latest runs once, the others are Postponed)."
+        " Enabling it earlier ends the pause.",
+        "properties": {
+            "until": {"type": "string", "format": "date-time"},
+            "reason": {"type": "string", "maxLength": 500},
+        },
+    }
+    pause = {"$ref": "#/components/schemas/Pause"}
+    schemas["JobProperties"]["properties"]["pause"] = pause
+    schemas["JobCollectionProperties"]["properties"]["pause"] = pause
 
 
 def install(app: FastAPI) -> None:
