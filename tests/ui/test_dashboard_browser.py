@@ -366,3 +366,30 @@ def test_editing_an_exponential_job_keeps_its_backoff(
         "retryInterval": "00:00:20",
         "maxRetryInterval": "02:00:00",
     }
+
+
+def test_a_paused_job_page_shows_until_when_and_why(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    api.new_collection(collection)
+    body = {
+        "properties": {
+            "state": "Disabled",
+            "pause": {"until": "2090-01-02T03:04:00Z", "reason": "supplier maintenance"},
+            "action": {"type": "Http", "request": {"uri": f"{target}/ok", "method": "POST"}},
+            "recurrence": {"frequency": "Hour", "interval": 1},
+        }
+    }
+    assert api.put(api.job(collection, "paused"), body).status_code == 201
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.goto(server.url(f"/ui/#/job/rg1/{collection}/paused"))
+    summary = page.locator("dl.summary")
+    expect(summary).to_contain_text("Paused")
+    expect(summary).to_contain_text("2090-01-02 03:04")
+    expect(summary).to_contain_text("supplier maintenance")

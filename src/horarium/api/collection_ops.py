@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.api.resuming import resumed_state
-from horarium.model import quota
+from horarium.model import enums, quota
 from horarium.model.actions import uses_authentication
 from horarium.model.collection import (
     CollectionInput,
@@ -21,6 +21,7 @@ from horarium.model.enums import FINAL_JOB_STATES, CollectionState, JobState
 from horarium.model.errors import BadRequest, Conflict, NotFound
 from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName
+from horarium.model.pause import PAUSE, begun
 from horarium.model.schedule import timing
 from horarium.store import collections, jobs
 from horarium.store.collections import CollectionRecord
@@ -68,13 +69,16 @@ async def put(
     if existing is None:
         quota.limits(wanted.sku, wanted.quota)
         await _check_room(conn, name.subscription, max_collections)
+        document = wanted.document
+        if wanted.pause is not None:
+            document[PAUSE] = begun(wanted.pause, None, now)
         await collections.insert_one(
             conn,
             name,
             location=wanted.location,
             state=wanted.state,
             sku=wanted.sku,
-            document=wanted.document,
+            document=document,
             now=now,
         )
         created = await require(conn, name)
@@ -102,6 +106,10 @@ async def patch(
     changes = shaped(raw)
     existing = await require(conn, name, lock=True)
     base = stored_body(existing.location, existing.sku, existing.state, existing.document)
+    given = changes.get("properties")
+    asked: dict[str, Any] = given if isinstance(given, dict) else {}
+    if PAUSE not in asked and enums.find(asked.get("state"), enums.COLLECTION_STATES) == "Enabled":
+        base["properties"].pop(PAUSE, None)  # enabling a paused collection ends its pause
     merged = merge_patch(base, {k: v for k, v in changes.items() if k != "tags"})
     if "tags" in changes:
         if changes["tags"] is None:
@@ -117,6 +125,9 @@ async def _replace(
     limit = quota.limits(wanted.sku, wanted.quota)
     members = await jobs.all_of(conn, existing.id)
     _check_members(limit, members, existing.name)
+    document = wanted.document
+    if wanted.pause is not None:
+        document[PAUSE] = begun(wanted.pause, existing.document.get(PAUSE), now)
     await collections.update_one(
         conn,
         existing.id,
@@ -124,7 +135,7 @@ async def _replace(
         location=wanted.location,
         state=wanted.state,
         sku=wanted.sku,
-        document=wanted.document,
+        document=document,
     )
     await _apply_state(conn, members, existing.state, wanted.state, now)
     return render(await require(conn, existing.names))
@@ -150,7 +161,10 @@ async def set_state(conn: AsyncConnection, name: CollectionName, state: str, now
     """POST …/enable and …/disable: the collection and all of its jobs."""
     existing = await require(conn, name, lock=True)
     members = await jobs.all_of(conn, existing.id)
-    await collections.update_one(conn, existing.id, now, state=state)
+    values: dict[str, Any] = {"state": state}
+    if state == CollectionState.ENABLED and PAUSE in existing.document:
+        values["document"] = {k: v for k, v in existing.document.items() if k != PAUSE}
+    await collections.update_one(conn, existing.id, now, **values)
     await _apply_state(conn, members, existing.state, state, now)
 
 

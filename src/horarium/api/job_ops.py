@@ -25,6 +25,7 @@ from horarium.model.job import (
 from horarium.model.kept_secrets import keep_stored, refuse_masks
 from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName, check_job_name
+from horarium.model.pause import PAUSE, begun, require_disabled
 from horarium.model.schedule import compile_plan, timing
 from horarium.model.secrets import masked
 from horarium.store import jobs, run_requests
@@ -100,6 +101,15 @@ def _settable(state: str) -> None:
         )
 
 
+def _paused(wanted: JobInput, state: str, existing: JobRecord | None, now: datetime) -> None:
+    """A pause is for a Disabled job; it keeps the time it began while it is only changed."""
+    pause = wanted.definition.get(PAUSE)
+    require_disabled(pause, state, "properties.pause", "job")
+    if pause is not None:
+        before = existing.definition.get(PAUSE) if existing is not None else None
+        wanted.definition[PAUSE] = begun(pause, before, now)
+
+
 async def put(
     conn: AsyncConnection,
     name: CollectionName,
@@ -122,6 +132,7 @@ async def put(
             raise _final_state_conflict(existing, state)
     else:
         _settable(state)
+    _paused(wanted, state, existing, now)
     compile_plan(wanted.definition, now)
     _check_limits(collection, wanted)
     if existing is None:
@@ -176,6 +187,8 @@ async def patch(
     collection = await require_collection(conn, name, lock=True)
     existing = await require(conn, collection, job_name)
     base = stored_properties(masked(existing.definition), existing.state)
+    if PAUSE not in changes and enums.find(changes.get("state"), enums.JOB_STATES) == "Enabled":
+        base.pop(PAUSE, None)  # enabling a paused job ends its pause
     wanted = _with_kept_secrets(merge_patch(base, changes), existing)
     wanted = JobInput(await resolve_calendars(conn, collection, wanted.definition), wanted.state)
     state = wanted.state or existing.state
@@ -184,6 +197,7 @@ async def patch(
             raise _final_state_conflict(existing, state)
     else:
         _settable(state)
+    _paused(wanted, state, existing, now)
     old, new = existing.definition, wanted.definition
     rescheduled = any(old.get(k) != new.get(k) for k in ("startTime", "recurrence"))
     schedule_set_at = now if rescheduled else existing.schedule_set_at

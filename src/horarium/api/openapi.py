@@ -187,6 +187,7 @@ def azure_schemas() -> dict[str, Any]:
     }
     _add_execution_extensions(schemas)
     schemas["JobRecurrence"]["properties"].update(_RECURRENCE_EXTENSIONS)
+    _add_pause(schemas)
     schemas["ErrorResponse"] = _ERROR
     schemas["UpcomingExecution"] = _UPCOMING
     schemas["UpcomingExecutionList"] = {
@@ -233,6 +234,25 @@ def _add_execution_extensions(schemas: dict[str, Any]) -> None:
         " the content type), header values, and queue messages, of the action and its"
         " errorAction. Unknown placeholders are refused. Absent or false: sent as written.",
     }
+
+
+def _add_pause(schemas: dict[str, Any]) -> None:
+    """`properties.pause` of jobs and collections."""
+    schemas["Pause"] = {
+        "type": "object",
+        "required": ["until"],
+        "description": "Horarium extension: only on a Disabled job or collection, which the"
+        " engine enables again by itself at `until`; the executions that fell due during the"
+        " pause are decided as missed ones (the latest runs once, the others are Postponed)."
+        " Enabling it earlier ends the pause.",
+        "properties": {
+            "until": {"type": "string", "format": "date-time"},
+            "reason": {"type": "string", "maxLength": 500},
+        },
+    }
+    pause = {"$ref": "#/components/schemas/Pause"}
+    schemas["JobProperties"]["properties"]["pause"] = pause
+    schemas["JobCollectionProperties"]["properties"]["pause"] = pause
 
 
 def install(app: FastAPI) -> None:

@@ -9,6 +9,7 @@ import click
 
 from horarium.client import CollectionRef
 from horarium.commands.connection import Connection, connection_options
+from horarium.commands.job_views import pause_pairs
 from horarium.commands.json_input import read_document
 from horarium.commands.naming import collection_options, scope_options
 from horarium.commands.output import (
@@ -67,6 +68,7 @@ def _pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
         ("location", text(body.get("location"))),
         ("sku", text(dig(body, "properties", "sku", "name"))),
         ("state", text(dig(body, "properties", "state"))),
+        *pause_pairs(dig(body, "properties", "pause")),
         ("quota", quota_text(dig(body, "properties", "quota"))),
         ("tags", ", ".join(f"{k}={v}" for k, v in tags.items()) or NONE),
         ("id", text(body.get("id"))),

@@ -94,6 +94,13 @@ def describe_recurrence(recurrence: Any) -> str:
     return described
 
 
+def pause_pairs(pause: Any) -> list[tuple[str, str]]:
+    """A paused job's or collection's pause (Horarium extension): nothing when it has none."""
+    if not isinstance(pause, dict):
+        return []
+    return [("paused until", when(pause.get("until"))), ("pause reason", text(pause.get("reason")))]
+
+
 def job_pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
     properties = dig(body, "properties") or {}
     action = properties.get("action")
@@ -102,6 +109,7 @@ def job_pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         ("name", text(body.get("name"))),
         ("state", word(properties.get("state"))),
+        *pause_pairs(properties.get("pause")),
         ("action", describe_action(action)),
         ("retry", describe_retry(action)),
         ("error action", describe_action(error_action) if error_action else NONE),

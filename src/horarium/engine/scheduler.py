@@ -15,6 +15,7 @@ from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.nodes import NodeKeeper, this_node
 from horarium.engine.owners import owner_id
+from horarium.engine.pauses import end_pauses_forever
 from horarium.engine.plans import Plans
 from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
@@ -53,7 +54,9 @@ class Scheduler:
             settings.node_timeout,
             self.dispatcher.wake,
         )
+        self._poll_interval = settings.poll_interval
         self._cleanup: asyncio.Task[None] | None = None
+        self._pauses: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.node.start()
@@ -61,15 +64,21 @@ class Scheduler:
         self._cleanup = asyncio.create_task(
             clean_forever(self.db, self.clock), name="horarium-cleanup"
         )
+        self._pauses = asyncio.create_task(
+            end_pauses_forever(self.db, self.clock, self._poll_interval, self.wake),
+            name="horarium-pauses",
+        )
 
     def wake(self) -> None:
         self.dispatcher.wake()
 
     async def stop(self) -> None:
-        if self._cleanup is not None:
-            self._cleanup.cancel()
+        for task in (self._cleanup, self._pauses):
+            if task is None:
+                continue
+            task.cancel()
             try:
-                await self._cleanup
+                await task
             except asyncio.CancelledError:
                 pass
         await self.dispatcher.stop()

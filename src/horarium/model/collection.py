@@ -15,6 +15,8 @@ from horarium.model.fields import integer, obj, string_map, text
 from horarium.model.keys import MapOf, Shape, canonical_keys
 from horarium.model.locations import display_name
 from horarium.model.names import COLLECTION_TYPE, CollectionName
+from horarium.model.pause import PAUSE, parse_pause, require_disabled, shown, without_since
+from horarium.model.pause import SHAPE as PAUSE_SHAPE
 
 MAX_TAGS = 50
 
@@ -29,7 +31,12 @@ BODY_SHAPE: dict[str, Shape] = {
     "name": None,
     "location": None,
     "tags": MapOf(None),
-    "properties": {"sku": {"name": None}, "state": None, "quota": QUOTA_SHAPE},
+    "properties": {
+        "sku": {"name": None},
+        "state": None,
+        "quota": QUOTA_SHAPE,
+        "pause": PAUSE_SHAPE,
+    },
 }
 
 
@@ -40,6 +47,7 @@ class CollectionInput:
     sku: str
     state: str
     quota: dict[str, Any] | None
+    pause: dict[str, Any] | None = None  # canonical; `since` is set by the API (model.pause)
 
     @property
     def document(self) -> dict[str, Any]:
@@ -48,6 +56,8 @@ class CollectionInput:
             out["tags"] = self.tags
         if self.quota is not None:
             out["quota"] = self.quota
+        if self.pause is not None:
+            out[PAUSE] = self.pause
         return out
 
 
@@ -67,6 +77,8 @@ def stored_body(
     properties: dict[str, Any] = {"sku": {"name": sku}, "state": state}
     if document.get("quota") is not None:
         properties["quota"] = document["quota"]
+    if document.get(PAUSE) is not None:
+        properties[PAUSE] = without_since(document[PAUSE])
     body: dict[str, Any] = {"properties": properties}
     if location is not None:
         body["location"] = location
@@ -107,12 +119,17 @@ def parse_collection(body: dict[str, Any]) -> CollectionInput:
     quota = None
     if properties.get("quota") is not None:
         quota = _parse_quota(obj(properties["quota"], "properties.quota"))
+    pause = None
+    if properties.get(PAUSE) is not None:
+        pause = parse_pause(properties[PAUSE], "properties.pause")
+        require_disabled(pause, state, "properties.pause", "collection")
     return CollectionInput(
         location=display_name(location.strip()) if location and location.strip() else None,
         tags=tags,
         sku=sku,
         state=state,
         quota=quota,
+        pause=pause,
     )
 
 
@@ -175,5 +192,7 @@ def render_collection(
             if "interval" in recurrence:
                 rendered["maxRecurrence"]["interval"] = recurrence["interval"]
         properties["quota"] = rendered
+    if document.get(PAUSE) is not None:  # Horarium extension
+        properties[PAUSE] = shown(document[PAUSE])
     out["properties"] = properties
     return out

@@ -17,6 +17,8 @@ from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
 from horarium.model.keys import ListOf, Shape, canonical_keys
 from horarium.model.names import JOB_TYPE
+from horarium.model.pause import PAUSE, parse_pause, shown, without_since
+from horarium.model.pause import SHAPE as PAUSE_SHAPE
 from horarium.recurrence import MODES as ON_EXCLUDED
 
 MAX_JOB_BYTES = 16 * 1024
@@ -47,6 +49,7 @@ PROPERTIES_SHAPE: dict[str, Shape] = {
     "recurrence": RECURRENCE_SHAPE,
     "state": None,
     "status": None,
+    "pause": PAUSE_SHAPE,
 }
 BODY_SHAPE: dict[str, Shape] = {
     "id": None,
@@ -86,7 +89,10 @@ def properties_of(body: Any) -> dict[str, Any]:
 
 def stored_properties(definition: dict[str, Any], state: str) -> dict[str, Any]:
     """A stored job as properties again, the base a PATCH is merged onto."""
-    return {**definition, "state": state}
+    out = {**definition, "state": state}
+    if PAUSE in definition:
+        out[PAUSE] = without_since(definition[PAUSE])
+    return out
 
 
 def parse_job(properties: dict[str, Any]) -> JobInput:
@@ -99,6 +105,8 @@ def parse_job(properties: dict[str, Any]) -> JobInput:
     definition["action"] = parse_action(properties["action"], "properties.action")
     if properties.get("recurrence") is not None:
         definition["recurrence"] = _recurrence(properties["recurrence"])
+    if properties.get(PAUSE) is not None:
+        definition[PAUSE] = parse_pause(properties[PAUSE], "properties.pause")
     state = None
     if properties.get("state") is not None:
         state = enums.parse(properties["state"], enums.JOB_STATES, "properties.state")
@@ -199,6 +207,8 @@ def render_job(
     if recurrence is not None:
         properties["recurrence"] = _render_recurrence(recurrence, has_zone)
     properties["state"] = enums.camel(state)
+    if PAUSE in definition:  # Horarium extension
+        properties[PAUSE] = shown(definition[PAUSE])
     if state != JobState.DISABLED:
         properties["status"] = _render_status(status)
     return {

@@ -11,6 +11,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.names import CollectionName
+from horarium.model.pause import PAUSE, until_of
 from horarium.store.jobs import lock_executions, lock_rows
 from horarium.store.schema import job_collections, jobs
 
@@ -122,6 +123,7 @@ async def insert_one(
             state=state,
             sku=sku,
             document=document,
+            paused_until=until_of(document.get(PAUSE)),
             created_at=now,
             updated_at=now,
         )
@@ -133,7 +135,9 @@ async def insert_one(
 async def update_one(
     conn: AsyncConnection, collection_id: int, now: datetime, **values: Any
 ) -> None:
-    """Set `location`, `state`, `sku` and/or `document`."""
+    """Set `location`, `state`, `sku` and/or `document` (its pause sets `paused_until`)."""
+    if "document" in values:
+        values["paused_until"] = until_of(values["document"].get(PAUSE))
     await conn.execute(
         update(job_collections)
         .where(job_collections.c.id == collection_id)

@@ -15,6 +15,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.enums import FINAL_JOB_STATES
+from horarium.model.pause import PAUSE, until_of
 from horarium.store.schema import job_executions, jobs
 from horarium.store.sealing import (
     SealError,
@@ -152,6 +153,7 @@ async def insert_one(
             key=name.lower(),
             name=name,
             definition=seal_definition(definition, keyring_of(conn.engine)),
+            paused_until=until_of(definition.get(PAUSE)),
             state=state,
             schedule_set_at=now,
             created_at=now,
@@ -170,6 +172,7 @@ async def update_one(conn: AsyncConnection, job_id: int, now: datetime, **values
     """Set any of `definition`, `state`, `schedule_set_at`, `next_execution_at`, `next_repeat`;
     `ended_at` follows the state. Bumps `version`. A definition is sealed here."""
     if "definition" in values:
+        values["paused_until"] = until_of(values["definition"].get(PAUSE))
         values["definition"] = seal_definition(values["definition"], keyring_of(conn.engine))
     if "state" in values:
         ended = values["state"] in FINAL_JOB_STATES

@@ -46,7 +46,10 @@ job_collections = Table(
     Column("document", JSON, nullable=False),  # the stored resource (tags, properties, quota)
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # A Disabled collection's pause ends then: the engine enables it (`store.pauses`).
+    Column("paused_until", UTCDateTime, nullable=True),
     Index(None, "subscription_id", "resource_group"),
+    Index(None, "paused_until"),
 )
 # Listings match subscription and resource group case-insensitively (ARM rule).
 Index(
@@ -92,7 +95,10 @@ jobs = Table(
     Column("faulted_count", Integer, nullable=False, server_default="0"),
     Column("last_execution_at", UTCDateTime, nullable=True),
     Column("ended_at", UTCDateTime, nullable=True),  # became Completed / Faulted
+    # A Disabled job's pause ends then: the engine enables it (`store.pauses`).
+    Column("paused_until", UTCDateTime, nullable=True),
     Index(None, "collection_id", "key", unique=True),
+    Index(None, "paused_until"),
     Index(None, "next_execution_at"),
     Index(None, "ended_at"),  # retention: Completed / Faulted jobs are deleted after 60 days
 )

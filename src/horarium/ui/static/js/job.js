@@ -43,6 +43,7 @@ export async function jobPage(view, [group, collection, name]) {
     buttons.disable.disabled = capital(props.state) !== "Enabled";
     const item = (term, value) => [h("dt", {}, term), h("dd", {}, value)];
     parts.summary.replaceChildren(h("dl", { class: "summary" },
+      ...(props.pause ? item("Paused", `until ${utc(props.pause.until)} UTC (${relative(props.pause.until)})${props.pause.reason ? ` — ${props.pause.reason}` : ""}`) : []),
       item("Schedule", schedule(props)),
       item("Next run", status.nextExecutionTime ? `${utc(status.nextExecutionTime)} UTC (${relative(status.nextExecutionTime)})` : "—"),
       item("Last run", status.lastExecutionTime ? `${utc(status.lastExecutionTime)} UTC (${relative(status.lastExecutionTime)})` : "—"),

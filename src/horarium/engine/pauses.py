@@ -1,0 +1,38 @@
+"""The periodic task that ends pauses (`store.pauses`): every `poll_interval` it looks up when
+the next pause ends (an index lookup) and, once one has, enables what it paused and wakes the
+dispatcher, so the executions that fell due meanwhile are decided at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from horarium.engine.clock import Clock
+from horarium.store.pauses import Ended, end_due, next_end
+
+log = logging.getLogger(__name__)
+
+
+async def end_pauses_once(db: AsyncEngine, clock: Clock) -> Ended:
+    """Enable what is paused until now or earlier."""
+    now = clock.now()
+    upcoming = await next_end(db)
+    if upcoming is None or upcoming > now:
+        return Ended()
+    return await end_due(db, now)
+
+
+async def end_pauses_forever(
+    db: AsyncEngine, clock: Clock, interval: float, wake: Callable[[], None]
+) -> None:
+    while True:
+        try:
+            ended = await end_pauses_once(db, clock)
+            if ended.jobs or ended.collections:
+                wake()
+        except Exception:
+            log.exception("ending pauses failed")
+        await asyncio.sleep(interval)
