@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from horarium.engine.scheduler import Scheduler
+from horarium.store import run_requests
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 S = timedelta(seconds=1)
@@ -35,6 +36,7 @@ async def test_overlap_skip_records_an_execution_due_during_a_pending_retry_as_s
     clock.set(T0 + M)
     assert await scheduler.drain() == 0  # T0+1m falls due while the retry waits
     [skipped, failed] = await store.history(job)
+    assert failed.status == "Failed"
     assert (skipped.status, skipped.repeat_count) == ("Skipped", 2)
     assert skipped.expected_execution_time == T0 + M
     assert "previous execution (expected at 2030-01-07T09:00:00Z)" in skipped.message
@@ -158,3 +160,50 @@ async def test_missed_skip_of_the_last_executions_completes_the_job(
     assert [h.repeat_count for h in await store.history(job)] == [3, 2, 1]
     row = await store.job(job)
     assert (row.state, row.next_execution_at, row.ended_at) == ("Completed", None, T0 + 10 * M)
+
+
+async def _backfill(store: Store, job_id: int, instants: list[Any]) -> None:
+    row = await store.job(job_id)
+    async with store.db.begin() as conn:
+        await run_requests.request_backfill(
+            conn, job_id, row.version, row.schedule_set_at, instants, T0
+        )
+
+
+async def test_backfill_executions_of_a_skip_job_run_one_at_a_time_oldest_first(
+    store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any
+) -> None:
+    sink.delay = 0.2
+    definition = minutely(sink.to("/serial"), "00:00:30", overlap="Skip")
+    definition["startTime"] = (T0 + 5 * M).isoformat()
+    job = await store.add("serial", definition)
+    past = [T0 - 3 * M, T0 - 2 * M, T0 - M]
+    await _backfill(store, job, past)  # oldest first, as the API queues them
+    clock.advance(seconds=1)  # every one is due
+    scheduler: Scheduler = make_scheduler()
+
+    assert await scheduler.drain() == 3
+
+    assert sink.most_answering == 1
+    history = list(reversed(await store.history(job)))
+    assert [h.expected_execution_time for h in history] == past
+    assert all(h.message.startswith("Backfill: ") and h.repeat_count == 0 for h in history)
+    assert len({h.execution_tag for h in history}) == 3
+    assert await store.pending(job) == []
+    row = await store.job(job)
+    assert (row.execution_count, row.next_execution_at, row.state) == (3, T0 + 5 * M, "Enabled")
+
+
+async def test_backfill_executions_of_an_allow_job_run_together(
+    store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any
+) -> None:
+    sink.delay = 0.2
+    definition = minutely(sink.to("/together"), "00:00:30")
+    definition["startTime"] = (T0 + 5 * M).isoformat()
+    job = await store.add("together", definition)
+    await _backfill(store, job, [T0 - 3 * M, T0 - 2 * M, T0 - M])
+    clock.advance(seconds=1)  # every one is due
+    scheduler: Scheduler = make_scheduler()
+
+    assert await scheduler.drain() == 3
+    assert sink.most_answering == 3
