@@ -48,6 +48,7 @@ ACTIONS: dict[str, Action] = {
     "Jobs_Patch": Action(f"{_JOBS}/write", Access.WRITE),
     "Jobs_Delete": Action(f"{_JOBS}/delete", Access.WRITE),
     "Jobs_Run": Action(f"{_JOBS}/run/action", Access.WRITE),
+    "Jobs_Backfill": Action(f"{_JOBS}/backfill/action", Access.WRITE),  # Horarium
     "Jobs_ListJobHistory": Action(f"{_JOBS}/history/read", Access.READ),
     "Jobs_ListUpcoming": Action(f"{_JOBS}/upcoming/read", Access.READ),
     "Jobs_PreviewUpcoming": Action(f"{_JOBS}/upcoming/action", Access.READ),

@@ -188,6 +188,7 @@ def azure_schemas() -> dict[str, Any]:
     _add_execution_extensions(schemas)
     schemas["JobRecurrence"]["properties"].update(_RECURRENCE_EXTENSIONS)
     _add_pause(schemas)
+    _add_execution_policy(schemas)
     schemas["ErrorResponse"] = _ERROR
     schemas["UpcomingExecution"] = _UPCOMING
     schemas["UpcomingExecutionList"] = {
@@ -253,6 +254,57 @@ def _add_pause(schemas: dict[str, Any]) -> None:
     pause = {"$ref": "#/components/schemas/Pause"}
     schemas["JobProperties"]["properties"]["pause"] = pause
     schemas["JobCollectionProperties"]["properties"]["pause"] = pause
+
+
+def _add_execution_policy(schemas: dict[str, Any]) -> None:
+    """`executionPolicy` on `JobProperties`, the `Skipped` history status, the backfill body and
+    answer (docs/engine.md, "Execution policy" and "Backfill")."""
+    schemas["JobProperties"]["properties"]["executionPolicy"] = {
+        "type": "object",
+        "description": "Horarium extension; absent: Azure Scheduler's behaviour.",
+        "properties": {
+            "overlap": {
+                "type": "string",
+                "enum": ["Allow", "Skip", "BufferOne"],
+                "description": "An execution due while the job's previous one (its retries and"
+                " error action included) is unfinished: Allow (default) runs it; Skip does not"
+                " (history status Skipped, with the reason); BufferOne runs it as soon as the"
+                " previous one ends, and skips further ones meanwhile.",
+            },
+            "missed": {
+                "type": "string",
+                "enum": ["RunLatest", "RunAll", "Skip"],
+                "description": "Executions found more than the grace period late: RunLatest"
+                " (default) runs the latest once and records the others Postponed; RunAll runs"
+                " every one inside catchUpWindow, oldest first, each with its own expected time;"
+                " Skip records them all Postponed and runs none.",
+            },
+            "catchUpWindow": {
+                "type": "string",
+                "format": "duration",
+                "description": "RunAll: how far back missed executions still run (TimeSpan or"
+                " ISO 8601, more than 0, at most 366 days); absent: one day.",
+            },
+        },
+    }
+    status = schemas["JobExecutionStatus"]
+    status["enum"] = [*status.get("enum", []), "Skipped"]
+    schemas["BackfillRequest"] = {
+        "type": "object",
+        "required": ["from", "to"],
+        "properties": {
+            "from": {"type": "string", "format": "date-time", "description": "Inclusive."},
+            "to": {"type": "string", "format": "date-time", "description": "Exclusive."},
+        },
+    }
+    schemas["BackfillResult"] = {
+        "type": "object",
+        "properties": {
+            "from": {"type": "string", "format": "date-time"},
+            "to": {"type": "string", "format": "date-time"},
+            "queued": {"type": "integer", "description": "Executions queued (at most 1,000)."},
+        },
+    }
 
 
 def install(app: FastAPI) -> None:

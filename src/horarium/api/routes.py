@@ -8,7 +8,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
-from horarium.api import calendar_ops, collection_ops, history_ops, job_ops, upcoming
+from horarium.api import (
+    backfill_ops,
+    calendar_ops,
+    collection_ops,
+    history_ops,
+    job_ops,
+    upcoming,
+)
 from horarium.api.authorization import authorize
 from horarium.api.query import DEFAULT_PAGE, next_link, parse_filter
 from horarium.api.wire import ArmJSONResponse, empty, read_json, style_for
@@ -327,6 +334,26 @@ async def run_job(request: Request, name: Collection, jobName: JobPart) -> Respo
     await _store(request).write(lambda c: job_ops.run(c, name, jobName, _now()))
     _changed(request)
     return empty()
+
+
+@router.post(
+    JOB + "/backfill",
+    operation_id="Jobs_Backfill",
+    openapi_extra=_body_doc("BackfillRequest"),
+    responses=_ok("BackfillResult", 200),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def backfill_job(request: Request, name: Collection, jobName: JobPart) -> Response:
+    """Run the job's executions whose times fall in [from, to), at most 1,000, each with its
+    own expected time and execution tag (history messages start with `Backfill:`)."""
+    raw = await _body(request)
+    now = _now()
+    result = await _store(request).write(
+        lambda c: backfill_ops.backfill(c, name, jobName, raw, now)
+    )
+    _changed(request)
+    return ArmJSONResponse(result)
 
 
 @router.get(

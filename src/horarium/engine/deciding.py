@@ -6,13 +6,24 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from horarium.engine import telemetry
+from horarium.engine.missed import advance_by_policy
+from horarium.engine.overlap import overlap_outcome
 from horarium.engine.plans import Plans
 from horarium.engine.schedule import Advance, advance
+from horarium.model.durations import format_timespan
+from horarium.model.execution_policy import (
+    DEFAULT,
+    MISSED_RUN_LATEST,
+    MISSED_SKIP,
+    ExecutionPolicy,
+    policy_of,
+)
 from horarium.store.runs.vocabulary import (
     Decision,
     DueJob,
     ExecutionKind,
     FaultJob,
+    Outcome,
     RunExecution,
 )
 
@@ -24,14 +35,21 @@ def _iso(instant: datetime) -> str:
     return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def postponed_message(ran: datetime, unrecorded: int) -> Callable[[datetime, int], str]:
-    """History message of a missed execution (the `index`-th written, oldest first)."""
+def postponed_message(
+    ran: datetime | None, unrecorded: int, why: str = ""
+) -> Callable[[datetime, int], str]:
+    """History message of a missed execution (the `index`-th written, oldest first); `ran`:
+    the execution that ran in its place, if one did (else `why` none did)."""
+    instead = (
+        f"the execution expected at {_iso(ran)} ran in its place."
+        if ran is not None
+        else f"it was not run ({why})."
+    )
 
     def message(expected: datetime, index: int) -> str:
         text = (
             f"Postponed: the execution expected at {_iso(expected)} was missed (the service "
-            f"was not running or was overloaded); the execution expected at {_iso(ran)} ran "
-            "in its place."
+            f"was not running or was overloaded); {instead}"
         )
         if index == 0 and unrecorded:
             text += (
@@ -62,15 +80,32 @@ class Decider:
             series = self._plans.get(info.id, info.version, due.schedule_set_at, info.definition)
             # An execution already in flight when its holder died runs, however late it is.
             grace = timedelta.max if due.in_flight else self._grace
-            step = advance(
-                series, due.next_execution_at, due.next_repeat, now, grace, POSTPONED_CAP
-            )
+            policy = policy_of(info.definition)
+            if policy is DEFAULT:
+                step = advance(
+                    series, due.next_execution_at, due.next_repeat, now, grace, POSTPONED_CAP
+                )
+            else:
+                step = advance_by_policy(
+                    series,
+                    due.next_execution_at,
+                    due.next_repeat,
+                    now,
+                    grace,
+                    POSTPONED_CAP,
+                    policy,
+                )
         except Exception as exc:  # a stored schedule the recurrence engine refuses
             telemetry.schedule_broken(due, exc)
             return FaultJob(due, f"The job's schedule cannot be computed: {exc}")
-        return self._run(due, step, recurring=series.recurring)
+        decision = self._run(due, step, series.recurring, policy)
+        if decision.outcome is Outcome.RUN and not due.in_flight and policy.serial:
+            decision.outcome, decision.reason = overlap_outcome(due, policy, decision.expected)
+        return decision
 
-    def _run(self, due: DueJob, step: Advance, recurring: bool) -> RunExecution:
+    def _run(
+        self, due: DueJob, step: Advance, recurring: bool, policy: ExecutionPolicy
+    ) -> RunExecution:
         if not recurring:
             kind = ExecutionKind.ONCE
         else:
@@ -85,7 +120,19 @@ class Decider:
             next_at=step.next_at,
             next_repeat=step.next_repeat,
             postponed=[(o.expected, o.repeat) for o in step.postponed],
-            postponed_message=postponed_message(step.run.expected, step.postponed_unrecorded)
+            postponed_message=postponed_message(
+                step.run.expected if step.runs and policy.missed == MISSED_RUN_LATEST else None,
+                step.postponed_unrecorded,
+                _why_not_run(policy),
+            )
             if step.postponed
             else None,
+            outcome=Outcome.RUN if step.runs else Outcome.NONE,
         )
+
+
+def _why_not_run(policy: ExecutionPolicy) -> str:
+    if policy.missed == MISSED_SKIP:
+        return "the job's executionPolicy.missed is Skip"
+    window = format_timespan(policy.catch_up_window)
+    return f"it is older than the job's executionPolicy.catchUpWindow, {window}"

@@ -45,6 +45,7 @@ class Advance:
     next_repeat: int
     postponed: list[SeriesRun] = field(default_factory=list)  # missed, oldest first
     postponed_unrecorded: int = 0  # missed ones beyond the cap, not written to history
+    runs: bool = True  # False: `run` is not run either (it is the last of `postponed`)
 
 
 def is_missed(due: datetime, now: datetime, grace: timedelta) -> bool:

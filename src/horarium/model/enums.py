@@ -31,6 +31,7 @@ class HistoryStatus(StrEnum):
     COMPLETED = "Completed"
     FAILED = "Failed"
     POSTPONED = "Postponed"
+    SKIPPED = "Skipped"  # Horarium: not run, by the job's executionPolicy.overlap
 
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")

@@ -15,6 +15,7 @@ from horarium.model import datetimes, durations, enums
 from horarium.model.actions import ACTION_SHAPE, WireStyle, parse_action, render_action
 from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
+from horarium.model.execution_policy import POLICY_SHAPE, parse_policy, render_policy
 from horarium.model.keys import ListOf, Shape, canonical_keys
 from horarium.model.names import JOB_TYPE
 from horarium.model.pause import PAUSE, parse_pause, shown, without_since
@@ -47,6 +48,7 @@ PROPERTIES_SHAPE: dict[str, Shape] = {
     "startTime": None,
     "action": ACTION_SHAPE,
     "recurrence": RECURRENCE_SHAPE,
+    "executionPolicy": POLICY_SHAPE,  # Horarium: overlap and missed executions
     "state": None,
     "status": None,
     "pause": PAUSE_SHAPE,
@@ -107,6 +109,8 @@ def parse_job(properties: dict[str, Any]) -> JobInput:
         definition["recurrence"] = _recurrence(properties["recurrence"])
     if properties.get(PAUSE) is not None:
         definition[PAUSE] = parse_pause(properties[PAUSE], "properties.pause")
+    if properties.get("executionPolicy") is not None:
+        definition["executionPolicy"] = parse_policy(properties["executionPolicy"])
     state = None
     if properties.get("state") is not None:
         state = enums.parse(properties["state"], enums.JOB_STATES, "properties.state")
@@ -206,6 +210,8 @@ def render_job(
     properties["action"] = render_action(definition["action"], style)
     if recurrence is not None:
         properties["recurrence"] = _render_recurrence(recurrence, has_zone)
+    if "executionPolicy" in definition:  # Horarium
+        properties["executionPolicy"] = render_policy(definition["executionPolicy"])
     properties["state"] = enums.camel(state)
     if PAUSE in definition:  # Horarium extension
         properties[PAUSE] = shown(definition[PAUSE])

@@ -3,14 +3,18 @@ execution to continue (a retry or the error action the engine has not run yet)."
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.store.runs.vocabulary import ExecutionKind, Phase
 from horarium.store.schema import job_executions, jobs
-from horarium.store.tags import is_series_tag, new_tag
+from horarium.store.tags import is_series_tag, new_tag, series_tag
+
+# Backfill rows are due one microsecond apart, so claims take them oldest first.
+_BACKFILL_STEP = timedelta(microseconds=1)
 
 
 async def request_run(conn: AsyncConnection, job_id: int, at: datetime) -> None:
@@ -35,6 +39,42 @@ async def request_run(conn: AsyncConnection, job_id: int, at: datetime) -> None:
             lease_owner=None,
             created_at=at,
         )
+    )
+
+
+async def request_backfill(
+    conn: AsyncConnection,
+    job_id: int,
+    version: int,
+    schedule_set_at: datetime,
+    instants: Sequence[datetime],
+    at: datetime,
+) -> None:
+    """Queue one execution of job row `job_id` per instant (kind `backfill`), inside the
+    caller's transaction: `expectedExecutionTime` the instant, `repeatCount` 0 (outside the
+    series: they do not count toward `recurrence.count` nor change the state), the execution
+    tag of the occurrence (`series_tag` with repeat 0: the same occurrence backfilled again
+    carries the same tag)."""
+    if not instants:
+        return
+    await conn.execute(
+        insert(job_executions),
+        [
+            {
+                "job_id": job_id,
+                "execution_tag": series_tag(job_id, schedule_set_at, 0, instant),
+                "kind": ExecutionKind.BACKFILL,
+                "repeat_count": 0,
+                "expected_at": instant,
+                "job_version": version,
+                "phase": Phase.MAIN,
+                "attempt": 0,
+                "due_at": at + i * _BACKFILL_STEP,
+                "lease_owner": None,
+                "created_at": at,
+            }
+            for i, instant in enumerate(instants)
+        ],
     )
 
 

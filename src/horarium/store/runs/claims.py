@@ -17,6 +17,7 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
+from horarium.store.runs import flow
 from horarium.store.runs.statements import JOB_INFO, NO_COLLECTION, Statements, chunks
 from horarium.store.runs.vocabulary import (
     Claimed,
@@ -25,6 +26,7 @@ from horarium.store.runs.vocabulary import (
     ExecutionKind,
     FaultJob,
     JobInfo,
+    Outcome,
     Phase,
     RunExecution,
     Shares,
@@ -84,13 +86,17 @@ class Claimer:
         rows = conn.execute(self.sql.due_jobs, params).all()
         width = len(JOB_INFO)
         rows = [row for row in rows if taken.take(row[width - 1])]
-        runs, faults = _decide_all(rows, decide)
+        serial = flow.serial_jobs(rows)
+        previous = flow.previous_executions(conn, self.sql.flow, serial) if serial else {}
+        decided, faults = _decide_all(rows, decide, previous)
+        runs = [run for run in decided if run.outcome is Outcome.RUN]
         for run in runs:
             self._open_secrets(run.due.info)
         until = now + lease
         for ids in chunks([run.due.info.id for run in runs]):
             conn.execute(self.sql.lease_jobs, {"ids": ids, "owner": self.owner, "until": until})
-        self._postpone(conn, [run for run in runs if run.postponed], now)
+        self._postpone(conn, [run for run in decided if run.postponed], now)
+        flow.settle(conn, self.sql.flow, [d for d in decided if d.outcome is not Outcome.RUN], now)
         self._fault(conn, faults, now)
         return [_first_attempt(run) for run in runs]
 
@@ -160,7 +166,7 @@ class Claimer:
             claimed.append(_continued(row, info, series_set_at[row.job_id]))
         for part in chunks(abandoned):
             conn.execute(self.sql.drop_runs, {"ids": part})
-        return claimed
+        return flow.gate_queued(conn, self.sql.flow, claimed, now)
 
     def _jobs_of(
         self, conn: Connection, job_ids: list[int]
@@ -219,10 +225,13 @@ class _Taking:
 
 
 def _decide_all(
-    rows: Sequence[Any], decide: Callable[[DueJob], Decision]
+    rows: Sequence[Any],
+    decide: Callable[[DueJob], Decision],
+    previous: dict[int, tuple[datetime | None, bool]],
 ) -> tuple[list[RunExecution], list[FaultJob]]:
     """`decide` for each due job, oldest first, within DECIDE_BUDGET (long catch-ups: the rest
-    wait for the next round)."""
+    wait for the next round); `previous`: the unfinished executions of jobs whose executions
+    must not overlap (`flow.previous_executions`)."""
     runs: list[RunExecution] = []
     faults: list[FaultJob] = []
     deadline = time.monotonic() + DECIDE_BUDGET
@@ -236,6 +245,7 @@ def _decide_all(
             schedule_set_at,
             in_flight=lease_owner is not None,
         )
+        due.previous, due.buffered = previous.get(due.info.id, (None, False))
         decision = decide(due)
         if isinstance(decision, RunExecution):
             runs.append(decision)

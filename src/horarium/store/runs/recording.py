@@ -11,6 +11,8 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
+from horarium.model.execution_policy import policy_of
+from horarium.store.runs.flow import wake_queued
 from horarium.store.runs.statements import Statements, chunks
 from horarium.store.runs.vocabulary import (
     Attempt,
@@ -45,6 +47,7 @@ def record(
     sql.dialect.execute_many(
         conn, sql.after_later, [_counters(group, recorded_at, stamp) for group in _by_job(later)]
     )
+    _wake_waiting(conn, sql, accepted, now)
     return {a.execution.key for a in accepted}
 
 
@@ -78,6 +81,27 @@ def _still_held(
     return [a for a in attempts if holds(a)]
 
 
+def _wake_waiting(
+    conn: Connection, sql: Statements, accepted: list[Attempt], now: datetime
+) -> None:
+    """Executions that ended let the queued ones of their job run (jobs whose executions must
+    not overlap, `executionPolicy`)."""
+    ended = [
+        a.execution.job.id
+        for a in accepted
+        if isinstance(a.step, Finish) and policy_of(a.execution.job.definition).serial
+    ]
+    if ended:
+        wake_queued(conn, sql.flow, ended, now)
+
+
+def _message(attempt: Attempt) -> str:
+    """The history message: the action's, marked for a backfill execution."""
+    if attempt.execution.kind == ExecutionKind.BACKFILL:
+        return f"Backfill: {attempt.message}"
+    return attempt.message
+
+
 def _history(attempt: Attempt, stamp: Stamp) -> dict[str, Any]:
     execution = attempt.execution
     return {
@@ -90,7 +114,7 @@ def _history(attempt: Attempt, stamp: Stamp) -> dict[str, Any]:
         "entry_expected": stamp(execution.expected),
         "entry_start": stamp(attempt.started),
         "entry_end": stamp(attempt.ended),
-        "entry_message": attempt.message,
+        "entry_message": _message(attempt),
     }
 
 

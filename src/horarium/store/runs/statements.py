@@ -79,6 +79,9 @@ class Statements:
         self._claims(dialect)
         self._leases()
         self._records(dialect)
+        from horarium.store.runs.flow import FlowStatements
+
+        self.flow = FlowStatements(dialect)  # executionPolicy (Horarium)
 
     def _claims(self, dialect: RunDialect) -> None:
         # Due jobs with what an attempt needs, oldest first.

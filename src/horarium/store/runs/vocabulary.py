@@ -17,6 +17,16 @@ class ExecutionKind(StrEnum):
     LAST = "last"  # the last of a recurring series: Completed
     ONCE = "once"  # a one-time job's: Completed, or Faulted when it faulted
     RUN_NOW = "run_now"  # POST …/run: outside the series, never changes the state
+    BACKFILL = "backfill"  # POST …/backfill: a past occurrence run again, never changes it
+
+
+class Outcome(StrEnum):
+    """What a claim does with a due job's execution (`executionPolicy`, Horarium)."""
+
+    RUN = "run"  # lease the job row and run it
+    SKIP = "skip"  # overlap Skip: history says Skipped, not run
+    BUFFER = "buffer"  # overlap BufferOne: queued to run once the previous execution ends
+    NONE = "none"  # missed Skip (or nothing left in the catch-up window): only Postponed
 
 
 class Source(StrEnum):
@@ -133,6 +143,10 @@ class DueJob:
     next_repeat: int
     schedule_set_at: datetime
     in_flight: bool  # a lease had been taken (and has run out): run it, late or not
+    # Jobs whose executions must not overlap: the expected time of an unfinished previous
+    # execution (None: none), and whether an execution already waits for it to end.
+    previous: datetime | None = None
+    buffered: bool = False
 
 
 @dataclass(slots=True)
@@ -148,6 +162,8 @@ class RunExecution:
     next_repeat: int
     postponed: Sequence[tuple[datetime, int]] = ()  # (expected, repeatCount), oldest first
     postponed_message: Callable[[datetime, int], str] | None = None
+    outcome: Outcome = Outcome.RUN
+    reason: str = ""  # Skipped: the history message
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,99 @@
+"""Beyond Azure: `POST …/jobs/{job}/backfill` runs a job's executions whose times fall in
+[from, to) — past ones, typically — each with its own expected time and the execution tag of
+its occurrence, queued as `job_executions` rows of kind `backfill` (`docs/engine.md`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from horarium.api.collection_ops import require as require_collection
+from horarium.api.job_ops import require
+from horarium.model import datetimes
+from horarium.model.enums import CollectionState, JobState
+from horarium.model.errors import BadRequest, Conflict
+from horarium.model.fields import obj
+from horarium.model.names import CollectionName
+from horarium.model.schedule import compile_plan
+from horarium.recurrence import Plan
+from horarium.store import run_requests
+
+MAX_BACKFILL = 1000
+
+
+def _instant(body: dict[str, Any], name: str) -> datetime:
+    value = body.get(name)
+    if value is None:
+        raise BadRequest(f"{name}: required")
+    parsed = datetimes.parse(value, name)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def occurrences(series: Plan, start: datetime, end: datetime) -> list[datetime]:
+    """The series' executions in [start, end), `recurrence.count` honoured; at most
+    MAX_BACKFILL + 1 (one more tells the caller there are too many)."""
+    found: list[datetime] = []
+    count = series.count
+    origin = series.first if count is not None else start
+    if origin is None:
+        return found
+    for ordinal, instant in enumerate(series.iter_from(min(origin, start)), start=1):
+        if instant >= end or (count is not None and ordinal > count):
+            break
+        if instant >= start:
+            found.append(instant)
+            if len(found) > MAX_BACKFILL:
+                break
+    return found
+
+
+def _pattern_from(
+    definition: dict[str, Any], schedule_set_at: datetime, start: datetime
+) -> datetime:
+    """The *created* the range is read with: a job with a `startTime` has executions from it,
+    also before its schedule was set (the range may reach back before the job existed); one
+    without is anchored at its *created* and has none before."""
+    if definition.get("startTime") is None:
+        return schedule_set_at
+    return min(schedule_set_at, start)
+
+
+async def backfill(
+    conn: AsyncConnection, name: CollectionName, job_name: str, raw: Any, now: datetime
+) -> dict[str, Any]:
+    """Queue the job's executions in [from, to); the answer says how many."""
+    body = obj(raw, "body")
+    start, end = _instant(body, "from"), _instant(body, "to")
+    if start >= end:
+        raise BadRequest("to: must be later than from")
+    collection = await require_collection(conn, name, lock=True)
+    job = await require(conn, collection, job_name)
+    if collection.state != CollectionState.ENABLED:
+        raise Conflict(
+            f"Job collection '{collection.name}' is {collection.state}, so none of its jobs"
+            " runs; enable the collection first (POST …/enable).",
+            code="JobCollectionStateConflict",
+        )
+    if job.state == JobState.DISABLED:
+        raise Conflict(
+            f"Job '{job.name}' is Disabled, so it cannot be backfilled; enable it first"
+            " (PATCH properties.state to Enabled).",
+            code="JobStateConflict",
+        )
+    series = compile_plan(job.definition, _pattern_from(job.definition, job.schedule_set_at, start))
+    found = occurrences(series, start, end)
+    if len(found) > MAX_BACKFILL:
+        raise BadRequest(
+            f"from, to: more than {MAX_BACKFILL} executions of the job fall in"
+            f" [{datetimes.format_instant(start)}, {datetimes.format_instant(end)});"
+            f" a backfill runs at most {MAX_BACKFILL}: ask for a shorter range",
+            code="BackfillTooLarge",
+        )
+    await run_requests.request_backfill(conn, job.id, job.version, job.schedule_set_at, found, now)
+    return {
+        "from": datetimes.format_instant(start),
+        "to": datetimes.format_instant(end),
+        "queued": len(found),
+    }
