@@ -20,6 +20,7 @@ from datetime import timedelta
 from importlib.metadata import PackageNotFoundError, version
 
 from horarium.engine.clock import Clock
+from horarium.store.outages import is_outage
 from horarium.store.runs.nodes import Node, Nodes
 
 log = logging.getLogger(__name__)
@@ -84,8 +85,10 @@ class NodeKeeper:
         while True:
             try:
                 await self.once()
-            except Exception:
-                log.exception("heartbeat failed")
+            except Exception as exc:
+                if not is_outage(exc):
+                    log.exception("heartbeat failed")
+                # else: the engine's other transactions report the outage, once
             await asyncio.sleep(self._interval)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.clock import Clock
+from horarium.store.outages import is_outage
 from horarium.store.pauses import Ended, end_due, next_end
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ async def end_pauses_forever(
             ended = await end_pauses_once(db, clock)
             if ended.jobs or ended.collections:
                 wake()
-        except Exception:
-            log.exception("ending pauses failed")
+        except Exception as exc:
+            if not is_outage(exc):
+                log.exception("ending pauses failed")
+            # else: the engine's other transactions report the outage, once
         await asyncio.sleep(interval)
