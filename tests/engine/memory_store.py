@@ -12,6 +12,7 @@ from typing import Any
 
 from horarium.model.enums import HistoryStatus, JobState
 from horarium.recurrence import plan
+from horarium.store.runs.claims import first_attempt
 from horarium.store.runs.vocabulary import (
     Attempt,
     Claimed,
@@ -27,7 +28,6 @@ from horarium.store.runs.vocabulary import (
     Source,
     StartErrorAction,
 )
-from horarium.store.tags import series_tag
 
 COLLECTION = 1  # the id of the one collection every job is in
 
@@ -120,7 +120,7 @@ class MemoryRunStore:
                 continue
             job.next_at, job.next_repeat = decision.expected, decision.repeat
             job.lease_owner, job.lease_until = self.owner, until
-            claimed.append(_first(job, decision))
+            claimed.append(first_attempt(decision))
         return claimed
 
     def _due_runs(self, now: datetime) -> list[MemoryRun]:
@@ -212,21 +212,3 @@ class MemoryRunStore:
             run.attempt, run.due_at, run.lease_owner = step.attempt, attempt.retry_at or now, None
         elif isinstance(step, StartErrorAction):
             run.phase, run.attempt, run.due_at, run.lease_owner = Phase.ERROR, 0, now, None
-
-
-def _first(job: MemoryJob, run: RunExecution) -> Claimed:
-    return Claimed(
-        source=Source.JOB_ROW,
-        run_id=None,
-        tag=series_tag(job.info.id, job.schedule_set_at, run.repeat, run.expected),
-        kind=run.kind,
-        repeat=run.repeat,
-        expected=run.expected,
-        job_version=job.info.version,
-        phase=Phase.MAIN,
-        attempt=0,
-        job=job.info,
-        next_at=run.next_at,
-        next_repeat=run.next_repeat,
-        series_set_at=job.schedule_set_at,
-    )

@@ -98,7 +98,7 @@ class Claimer:
         self._postpone(conn, [run for run in decided if run.postponed], now)
         flow.settle(conn, self.sql.flow, [d for d in decided if d.outcome is not Outcome.RUN], now)
         self._fault(conn, faults, now)
-        return [_first_attempt(run) for run in runs]
+        return [first_attempt(run) for run in runs]
 
     def _postpone(self, conn: Connection, runs: list[RunExecution], now: datetime) -> None:
         """Missed executions: history says Postponed, and the job row now points at the one
@@ -256,7 +256,8 @@ def _decide_all(
     return runs, faults
 
 
-def _first_attempt(run: RunExecution) -> Claimed:
+def first_attempt(run: RunExecution) -> Claimed:
+    """The claimed first attempt of the execution decided for a due job (held on its row)."""
     due = run.due
     return Claimed(
         source=Source.JOB_ROW,
