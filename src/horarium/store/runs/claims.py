@@ -84,11 +84,10 @@ class Claimer:
         their collection's share are left due)."""
         params = {"horizon": horizon, "now": now, "limit": limit, "full": taken.full()}
         rows = conn.execute(self.sql.due_jobs, params).all()
-        width = len(JOB_INFO)
-        rows = [row for row in rows if taken.take(row[width - 1])]
-        serial = flow.serial_jobs(rows)
+        dues = [due for due in map(_due_job, rows) if taken.take(due.info.collection_id)]
+        serial = flow.serial_jobs([due.info for due in dues])
         previous = flow.previous_executions(conn, self.sql.flow, serial) if serial else {}
-        decided, faults = _decide_all(rows, decide, previous)
+        decided, faults = _decide_all(dues, decide, previous)
         runs = [run for run in decided if run.outcome is Outcome.RUN]
         for run in runs:
             self._open_secrets(run.due.info)
@@ -224,8 +223,21 @@ class _Taking:
         return True
 
 
+def _due_job(row: Sequence[Any]) -> DueJob:
+    """A row of `due_jobs`: the job's JOB_INFO columns, then its series and lease."""
+    width = len(JOB_INFO)
+    next_execution_at, next_repeat, schedule_set_at, lease_owner = row[width:]
+    return DueJob(
+        JobInfo(*row[:width]),
+        next_execution_at,
+        next_repeat,
+        schedule_set_at,
+        in_flight=lease_owner is not None,
+    )
+
+
 def _decide_all(
-    rows: Sequence[Any],
+    dues: Sequence[DueJob],
     decide: Callable[[DueJob], Decision],
     previous: dict[int, tuple[datetime | None, bool]],
 ) -> tuple[list[RunExecution], list[FaultJob]]:
@@ -235,16 +247,7 @@ def _decide_all(
     runs: list[RunExecution] = []
     faults: list[FaultJob] = []
     deadline = time.monotonic() + DECIDE_BUDGET
-    width = len(JOB_INFO)
-    for row in rows:
-        next_execution_at, next_repeat, schedule_set_at, lease_owner = row[width:]
-        due = DueJob(
-            JobInfo(*row[:width]),
-            next_execution_at,
-            next_repeat,
-            schedule_set_at,
-            in_flight=lease_owner is not None,
-        )
+    for due in dues:
         due.previous, due.buffered = previous.get(due.info.id, (None, False))
         decision = decide(due)
         if isinstance(decision, RunExecution):

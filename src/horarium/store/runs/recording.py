@@ -25,6 +25,11 @@ from horarium.store.runs.vocabulary import (
 
 Stamp = Callable[[datetime | None], Any]
 
+# States are bound as plain `str`: the sqlite3 driver takes a `str` subclass (the enums)
+# through its adaptation protocol, which costs more than the rest of the value's binding.
+_COMPLETED = HistoryStatus.COMPLETED.value
+_FAILED = HistoryStatus.FAILED.value
+
 
 def record(
     conn: Connection, sql: Statements, owner: str, attempts: Sequence[Attempt], now: datetime
@@ -65,12 +70,12 @@ def _still_held(
     held_jobs: set[int] = set()
     held_runs: dict[int, tuple[str, int]] = {}
     for ids in chunks(job_ids):
-        for row in conn.execute(sql.lock_jobs, {"ids": ids}):
-            if row.lease_owner == owner:
-                held_jobs.add(row.id)
+        for job_id, lease_owner in conn.execute(sql.lock_jobs, {"ids": ids}):
+            if lease_owner == owner:
+                held_jobs.add(job_id)
     for ids in chunks(run_ids):
-        for row in conn.execute(sql.held_runs, {"ids": ids, "owner": owner}):
-            held_runs[row.id] = (row.phase, row.attempt)
+        for run_id, phase, attempt in conn.execute(sql.held_runs, {"ids": ids, "owner": owner}):
+            held_runs[run_id] = (phase, attempt)
 
     def holds(attempt: Attempt) -> bool:
         execution = attempt.execution
@@ -108,7 +113,7 @@ def _history(attempt: Attempt, stamp: Stamp) -> dict[str, Any]:
         "entry_job": execution.job.id,
         "entry_tag": execution.tag,
         "entry_action": execution.phase.action_name,
-        "entry_status": HistoryStatus.COMPLETED if attempt.succeeded else HistoryStatus.FAILED,
+        "entry_status": _COMPLETED if attempt.succeeded else _FAILED,
         "entry_retry": execution.attempt,
         "entry_repeat": execution.repeat,
         "entry_expected": stamp(execution.expected),
@@ -199,7 +204,7 @@ def _counters(group: list[Attempt], recorded_at: Any, stamp: Stamp) -> dict[str,
         "failures": sum(1 for a in group if not a.succeeded),
         "faults": sum(1 for a in group if a.faults),
         "started": stamp(max(a.started for a in group)),
-        "final_state": final_state,
+        "final_state": None if final_state is None else final_state.value,
         "read_version": version,
         "recorded_at": recorded_at,
     }

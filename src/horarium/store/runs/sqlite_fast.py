@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from enum import Enum
 from operator import itemgetter
 from typing import Any
 
@@ -81,6 +82,8 @@ def _compile(statement: Any, conn: Connection, row: Mapping[str, Any]) -> Compil
         else:
             key = f" constant {position}"
             value = bind.effective_value
+            if isinstance(value, Enum):
+                value = value.value  # a plain `str`, as the rows give theirs (recording.py)
             constants[key] = convert(value) if convert is not None else value
             keys.append(key)
     return compiled.string, constants, _tuple_of(keys)
