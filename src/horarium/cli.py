@@ -1,5 +1,5 @@
 """`horarium` command line: serve, worker, preview, keys, secrets; and over the REST API,
-collections, jobs, export, import (`horarium.commands`).
+collections, jobs, calendars, export, import (`horarium.commands`).
 
 Every option of `serve` / `worker` also reads HORARIUM_<OPTION> (dashes become underscores).
 """
@@ -67,11 +67,22 @@ def worker(**values: Any) -> None:
     metavar="NAME=FILE",
     help="An exclusion calendar the job may list (JSON: the resource or its properties).",
 )
-def preview(file: Any, now: str | None, count: int, calendars: tuple[str, ...]) -> None:
+@click.option(
+    "--down-since",
+    default=None,
+    metavar="ISO",
+    help="The job was set then and the service was down until --now: list the executions"
+    " missed meanwhile, marked with what executionPolicy.missed does with them.",
+)
+def preview(
+    file: Any, now: str | None, count: int, calendars: tuple[str, ...], down_since: str | None
+) -> None:
     """Print the next executions of a job (JSON file, or - for stdin)."""
     from horarium.preview_cli import run
 
-    raise SystemExit(run(file.read(), now=now, count=count, calendars=calendars))
+    raise SystemExit(
+        run(file.read(), now=now, count=count, calendars=calendars, down_since=down_since)
+    )
 
 
 main.add_command(keys)

@@ -76,6 +76,15 @@ class Settings:
         "On stop (SIGTERM), how long running attempts may take to finish before they are"
         " handed back; executions not started are handed back at once.",
     )
+    notification_attempts: int = option(
+        10,
+        "Deliveries tried for one notification (collection notifications) before it is given up.",
+    )
+    notification_retry_seconds: float = option(
+        10.0,
+        "Seconds before a notification that was not delivered is sent again, doubled after"
+        " each failure (at most an hour).",
+    )
     loop: str = option(
         "auto",
         "Event loop: auto takes uvloop when it is installed, else asyncio's own.",

@@ -1,6 +1,8 @@
 """What `serve` and `worker` do before anything else: the data folder private (mode 0700), the
 secret key loaded (or created), the database migrated, secrets stored in clear by an older
-version sealed, and a key that cannot open the stored secrets refused.
+version sealed, and a key that cannot open the stored secrets (jobs' secrets, collections'
+notification secrets) refused (both read every job and notifying collection, until the store is
+marked sealed: `store.seal_marks`).
 
 A mistake is one line on stderr and exit code 2 — a database that cannot be opened too
 (PostgreSQL not reachable, a database that does not exist, a login refused, a URL of another
@@ -122,9 +124,9 @@ async def _prepare_database(settings: Settings, keyring: Keyring) -> None:
         await db.dispose()
     if report.sealed:
         notice(f"sealed the secrets of {report.sealed} jobs that were stored in clear")
-    if report.unreadable:
+    if report.any_unreadable:
         fail(
-            f"the secrets of {report.unreadable_text()} were sealed with a key this process"
+            f"{report.unreadable_text()} were sealed with a key this process"
             f" does not have (its key id: {', '.join(keyring.ids)}); every process on one"
             " database needs the same key (--secret-key-file or HORARIUM_SECRET_KEY; see"
             " docs/security.md)"

@@ -9,6 +9,18 @@ daylight saving time and exclusion calendars (`--calendar NAME=FILE`) did, if an
 With `recurrence.jitter`, how much after the instant the schedule named each execution starts::
 
     2024-01-01T09:04:17Z  2024-01-01 10:04:17 CET  [jitter: +0:04:17 after 10:00:00]
+
+A job with `executionPolicy` first gets a line naming it (overlap cannot be previewed: it depends
+on how long executions take)::
+
+    # executionPolicy: overlap Skip, missed RunAll (catchUpWindow 02:00:00)
+
+With `--down-since ISO`, the job's schedule was set then and the service was down from then until
+`--now`: the executions that fell due meanwhile come first (the newest `--count` of them), each
+marked with what `executionPolicy.missed` does with them when the engine comes back::
+
+    2024-01-01T10:00:00Z  2024-01-01 10:00:00 UTC  [missed: postponed]
+    2024-01-01T11:00:00Z  2024-01-01 11:00:00 UTC  [missed: runs]
 """
 
 from __future__ import annotations
@@ -20,8 +32,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from horarium.model.errors import ApiError
+from horarium.model.execution_policy import (
+    describe_policy,
+    missed_runs,
+    parse_policy,
+    policy_of,
+)
 from horarium.recurrence import (
     Occurrence,
+    Plan,
     RecurrenceError,
     Run,
     outline,
@@ -31,6 +51,7 @@ from horarium.recurrence import (
 )
 
 USAGE_ERROR = 2
+MISSED_SCAN = 1_000_000  # --down-since: at most this many missed executions are enumerated
 
 
 def run(
@@ -41,28 +62,73 @@ def run(
     out: TextIO | None = None,
     err: TextIO | None = None,
     calendars: Sequence[str] = (),
+    down_since: str | None = None,
 ) -> int:
     """Preview the job JSON in `text` (a properties object or a whole job resource), with the
-    exclusion calendars given as ``NAME=FILE``; the exit code: 0, or 2 with a one-line error
+    exclusion calendars given as ``NAME=FILE``; `down_since`: the service was down from then
+    until `now` (see the module's docstring). The exit code: 0, or 2 with a one-line error
     naming the field."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:
         properties = with_calendars(_properties(text), _calendars(calendars))
+        policy = _policy(properties)
         created = _now(now)
+        since = None if down_since is None else _now(down_since, "--down-since")
+        if since is not None and since >= created:
+            raise RecurrenceError("--down-since", "must be before --now")
         if count < 1:
             raise RecurrenceError("--count", f"{count} is less than 1")
-        compiled = plan(properties, created=created)
-        wanted = len(preview(properties, now=created, count=count))
+        compiled = plan(properties, created=since or created)
+        missed = _missed(compiled, created) if since is not None else []
+        wanted = len(preview(properties, now=since or created, count=len(missed) + count))
         runs = outline(compiled, compiled.created, wanted) if wanted else []
     except RecurrenceError as error:
         print(f"error: {error}", file=err)
         return USAGE_ERROR
+    effective = policy_of({"executionPolicy": policy or {}})
+    if policy is not None:
+        print(f"# executionPolicy: {describe_policy(effective)}", file=out)
+    # A one-time job runs however late it is found.
+    ran = missed_runs(missed, created, effective) if compiled.recurring else [True] * len(missed)
+    fates = dict(zip(missed, ran, strict=True))
+    shown = [r for r in runs if (r.instant or r.scheduled[0]) > created]
+    late = [r for r in runs if (r.instant or r.scheduled[0]) <= created]
+    if len(late) > count:
+        print(f"{len(late) - count} earlier missed executions are not listed", file=err)
+        late = late[-count:]
     if not runs:
         print("no executions: the series has already ended", file=err)
-    for run in runs:
-        print(_run_line(compiled.describe(run.instant or run.scheduled[0]), run), file=out)
+    for run in [*late, *shown[:count]]:
+        line = _run_line(compiled.describe(run.instant or run.scheduled[0]), run)
+        if run.instant is not None and run.instant in fates:
+            line += f"  [missed: {'runs' if fates[run.instant] else 'postponed'}]"
+        print(line, file=out)
     return 0
+
+
+def _policy(properties: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The job's `executionPolicy` as the API would store it, or None without one."""
+    raw = properties.get("executionPolicy")
+    if raw is None:
+        return None
+    try:
+        return parse_policy(raw)
+    except ApiError as error:
+        field, _, rule = str(error).partition(": ")
+        raise RecurrenceError(field, rule) from None
+
+
+def _missed(compiled: Plan, now: datetime) -> list[datetime]:
+    """The executions due by `now` of a series set at its `created`, oldest first."""
+    found: list[datetime] = []
+    for instant in compiled.iter_from(compiled.created):
+        if instant > now or (compiled.count is not None and len(found) >= compiled.count):
+            break
+        found.append(instant)
+        if len(found) >= MISSED_SCAN:
+            break
+    return found
 
 
 def _run_line(occurrence: Occurrence, run: Run) -> str:
@@ -132,13 +198,13 @@ def _properties(text: str) -> Mapping[str, Any]:
     return document
 
 
-def _now(value: str | None) -> datetime:
+def _now(value: str | None, option: str = "--now") -> datetime:
     if value is None:
         return datetime.now(UTC)
     try:
         parsed = datetime.fromisoformat(value.strip().upper())
     except ValueError:
-        raise RecurrenceError("--now", f"{value!r} is not an ISO 8601 date-time") from None
+        raise RecurrenceError(option, f"{value!r} is not an ISO 8601 date-time") from None
     if parsed.utcoffset() is None:
         parsed = parsed.replace(tzinfo=UTC)  # no offset: UTC
     return parsed

@@ -66,11 +66,19 @@ def rotate(new_key_file: Path, **values: Any) -> None:
     report = asyncio.run(_rotate(settings.database_url, keyring))
     notice(
         f"sealed the secrets of {report.resealed} jobs again under key id {keyring.sealing_id}"
-        f" ({report.current} already were; {report.sealed} were in clear)"
+        f" ({report.current} already were; {report.sealed} were in clear), and the notification"
+        f" secrets of {report.collections} collections"
     )
+    if report.unreadable_collections:
+        ids = ", ".join(sorted(report.unreadable_collections))
+        fail(
+            f"the notification secrets of {sum(report.unreadable_collections.values())}"
+            f" collections (key id {ids}) were sealed with a key neither the current key nor"
+            " the new key file holds; they were left as they are"
+        )
     if report.unreadable:
         fail(
-            f"the secrets of {report.unreadable_text()} were sealed with a key neither the"
+            f"{report.unreadable_text()} were sealed with a key neither the"
             " current key nor the new key file holds; they were left as they are"
         )
 
@@ -83,7 +91,7 @@ async def _rotate(url: str, keyring: Keyring) -> SealReport:
     try:
         await migrate(db)
         report = await resealing.rotate(db, keyring)
-        if report.resealed or report.sealed:
+        if report.resealed or report.sealed or report.collections:
             await resealing.drop_old_copies(db)
         return report
     finally:

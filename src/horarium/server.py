@@ -55,14 +55,21 @@ def create_app(
             if authenticator is not None:
                 await _first_key(db, settings)
                 authenticator.open(app.state.store, _oidc(settings))
-            engine_running = None
+            engine_running, engine_state = None, None
             if settings.run_engine:
-                from horarium.engine.service import running, start_engine, wake
+                from horarium.engine.service import running, start_engine, state, wake
 
                 stop = await start_engine(db, settings)
                 app.state.on_change = wake
-                engine_running = running
-            readiness, exposition = Readiness(db, engine_running), Exposition(db)
+                engine_running, engine_state = running, state
+            readiness = Readiness(
+                db,
+                engine_running,
+                roles=("api", "engine") if settings.run_engine else ("api",),
+                engine=engine_state,
+                node_timeout=settings.node_timeout,
+            )
+            exposition = Exposition(db)
             probes.install(app, readiness, exposition)
             if metrics_sockets:
                 probe_app = probes.create_probe_app(

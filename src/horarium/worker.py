@@ -16,7 +16,7 @@ from horarium import logs
 from horarium.api.authentication import Authenticator
 from horarium.api.probes import create_probe_app, install, probe_hosts
 from horarium.config import Settings
-from horarium.engine.service import running, start_engine
+from horarium.engine.service import running, start_engine, state
 from horarium.loops import loop_factory
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
@@ -61,7 +61,14 @@ async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socke
                 allowed_hosts=probe_hosts(settings),
                 metrics_public=settings.metrics_public,
             )
-            install(app, Readiness(db, running), Exposition(db))
+            readiness = Readiness(
+                db,
+                running,
+                roles=("engine",),
+                engine=state,
+                node_timeout=settings.node_timeout,
+            )
+            install(app, readiness, Exposition(db))
             probes = ProbeServer(app, sockets)
             probes.start()
         logs.announce(_running_line(settings), "worker.running", **_fields(settings))

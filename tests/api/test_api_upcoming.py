@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.api.api_client import Api, error_of, http_job
+from tests.server_process import ServerProcess
+
+HOUR = timedelta(hours=1)
+
+
+def _iso(instant: datetime) -> str:
+    return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+
 
 # EU daylight saving time starts on Sunday 2031-03-30 at 02:00 local time: 02:30 does not exist.
 BERLIN_DAILY = http_job(
@@ -80,3 +89,55 @@ def test_upcoming_honours_the_count_and_the_state(api: Api) -> None:
         response = api.get(api.job(name, "twice") + "/upcoming", params={"count": count})
         assert response.status_code == 400 and "count" in error_of(response)["message"]
     assert api.get(api.job(name, "nope") + "/upcoming").status_code == 404
+
+
+def test_upcoming_marks_overdue_executions_with_what_the_missed_policy_does(
+    api: Api, server: ServerProcess
+) -> None:
+    from tests.ui.ui_support import job_id, update_job
+
+    name = api.new_collection()
+    policy = {"missed": "RunAll", "catchUpWindow": "PT3H"}
+    hourly = http_job(
+        startTime="2024-01-01T00:00:00Z",
+        recurrence={"frequency": "Hour", "interval": 1},
+        executionPolicy=policy,
+    )
+    api.put(api.job(name, "hourly"), hourly)
+    # Set a day ago, the job's execution of five hours ago has not run: the service was down
+    # since (this server's scheduler is off).
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    update_job(
+        server,
+        job_id(server, name, "hourly"),
+        schedule_set_at=hour - 24 * HOUR,
+        next_execution_at=hour - 5 * HOUR,
+        next_repeat=19,
+    )
+
+    def marks() -> tuple[dict[str, Any], list[tuple[str, str | None]]]:
+        listing = api.get(api.job(name, "hourly") + "/upcoming", params={"count": 8}).json()
+        return listing, [
+            (e["executionTime"], e.get("ifMissed") if e.get("overdue") else None)
+            for e in listing["value"]
+        ]
+
+    listing, seen = marks()
+    times = [_iso(hour + i * HOUR) for i in range(-5, 3)]
+    # RunAll: those inside the catch-up window (three hours before now) run, older ones wait.
+    assert seen == list(zip(times, [*["Postponed"] * 3, *["Runs"] * 3, None, None], strict=True))
+    assert listing["executionPolicy"] == {
+        "overlap": "Allow",
+        "missed": "RunAll",
+        "catchUpWindow": "03:00:00",
+    }
+    api.patch(api.job(name, "hourly"), {"properties": {"executionPolicy": {"missed": "Skip"}}})
+    assert [fate for _, fate in marks()[1]] == [*["Postponed"] * 6, None, None]
+    api.patch(api.job(name, "hourly"), {"properties": {"executionPolicy": None}})
+    listing, seen = marks()
+    assert [fate for _, fate in seen] == [*["Postponed"] * 5, "Runs", None, None]  # RunLatest
+    assert "executionPolicy" not in listing  # a job without one: the listing as before
+
+    draft = api.post(api.job(name, "draft") + "/upcoming", hourly, params={"count": 2}).json()
+    assert draft["executionPolicy"]["missed"] == "RunAll"
+    assert not any("overdue" in e for e in draft["value"])  # a new job has missed nothing

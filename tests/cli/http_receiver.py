@@ -19,9 +19,14 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
-                self.rfile.read(length)
+                body = self.rfile.read(length)
                 received.append(
-                    {"path": self.path, "authorization": self.headers.get("authorization")}
+                    {
+                        "path": self.path,
+                        "authorization": self.headers.get("authorization"),
+                        "signature": self.headers.get("x-horarium-signature"),
+                        "body": body,
+                    }
                 )
                 self.send_response(200)
                 self.send_header("content-length", "2")

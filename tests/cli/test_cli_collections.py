@@ -104,6 +104,26 @@ def test_show_prints_the_collection_and_json_is_the_apis(cli: Cli, api: Api) -> 
     assert as_json == api.get(api.collection("jc")).json()
 
 
+def test_show_lists_the_notifications_without_their_secret(cli: Cli, api: Api) -> None:
+    notifications = [
+        {"events": ["JobFaulted", "JobRecovered"], "uri": "http://127.0.0.1:9/a", "secret": "s1"},
+        {"events": ["ExecutionSkipped"], "uri": "http://127.0.0.1:9/b", "secret": "s2"},
+    ]
+    body = {"properties": {"sku": {"name": "Standard"}, "notifications": notifications}}
+    assert api.put(api.collection("jn"), body).status_code == 201
+    result = cli("collections", "show", "jn", "--resource-group", "rg1")
+    assert result.exit_code == 0, result.output
+    shown = dict(tuple(row) for row in rows(result.stdout))  # type: ignore[misc]
+    assert shown["notifications"] == (
+        "JobFaulted, JobRecovered → http://127.0.0.1:9/a; ExecutionSkipped → http://127.0.0.1:9/b"
+    )
+    assert "s1" not in result.stdout.split() and "s2" not in result.stdout.split()
+    free = {"properties": {"sku": {"name": "Free"}}}
+    assert api.put(api.collection("jn2"), free).status_code == 201
+    plain = cli("collections", "show", "jn2", "--resource-group", "rg1")
+    assert plain.exit_code == 0 and "notifications" not in plain.stdout
+
+
 def test_disable_and_enable_change_the_collection_and_its_jobs(cli: Cli, api: Api) -> None:
     name = api.new_collection()
     api.put(api.job(name, "j1"), http_job(recurrence={"frequency": "Hour"}))
@@ -142,3 +162,27 @@ def test_put_needs_a_sku_or_a_file_but_not_both(cli: Cli, tmp_path: Path) -> Non
     )
     assert both.exit_code == 2
     assert "not both" in one_line_error(both)
+
+
+def test_a_paused_collection_and_job_show_until_when_and_why(cli: Cli, api: Api) -> None:
+    pause = {"until": "2090-05-06T07:08:00Z", "reason": "datacentre move"}
+    body = {"location": "West US", "properties": {"sku": {"name": "Standard"}}}
+    body["properties"] |= {"state": "Disabled", "pause": pause}
+    assert api.put(api.collection("paused"), body).status_code == 201
+    job = http_job(state="Disabled", pause={**pause, "reason": "supplier maintenance"})
+    assert api.put(api.job("paused", "waits"), job).status_code == 201
+    scope = ("--resource-group", "rg1", "--collection", "paused")
+
+    shown = dict(tuple(r) for r in rows(cli("collections", "show", *scope).stdout))  # type: ignore[misc]
+    assert shown["state"] == "Disabled"
+    assert shown["paused until"] == "2090-05-06T07:08:00Z"
+    assert shown["pause reason"] == "datacentre move"
+    listed = rows(cli("collections", "list").stdout)
+    assert [r[3] for r in listed if r[0] == "paused"] == [
+        "Disabled, paused until 2090-05-06T07:08:00Z"
+    ]
+
+    job_shown = dict(tuple(r) for r in rows(cli("jobs", "show", *scope, "--job", "waits").stdout))  # type: ignore[misc]
+    assert job_shown["pause reason"] == "supplier maintenance"
+    jobs = rows(cli("jobs", "list", *scope).stdout)
+    assert jobs[1][:2] == ["waits", "Disabled, paused until 2090-05-06T07:08:00Z"]

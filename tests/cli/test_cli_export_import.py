@@ -1,9 +1,12 @@
 """`horarium export` / `horarium import`: the layout, the round trip, idempotence, another
-subscription, and secrets (never exported; sent on import when a file carries them)."""
+subscription, and secrets (never exported; sent on import when a file carries them), a
+collection's notification secrets too."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -399,6 +402,97 @@ def test_masked_headers_and_uri_secrets_are_named_and_compared_as_shown(
     assert shown == request
     again = cli("import", "out", "--subscription", other.subscription)
     assert "jobs 0 created, 0 replaced, 1 unchanged" in again.stdout
+
+
+def _signed_by(secret: str, request: dict[str, Any]) -> bool:
+    expected = hmac.new(secret.encode(), request["body"], hashlib.sha256).hexdigest()
+    return bool(request["signature"] == f"sha256={expected}")
+
+
+def test_notification_secrets_are_not_exported_and_import_sends_them_once_supplied(
+    engine_cli: Cli,
+    engine_server: ServerProcess,
+    receiver: Receiver,
+    subscription: str,
+    tmp_path: Path,
+) -> None:
+    api = Api(engine_server, subscription)
+    name = f"jc-{subscription}"
+    path = f"/notify-{subscription}"
+    notification = {"events": ["ExecutionFaulted"], "uri": receiver.base_url + path}
+    body = {
+        "location": "West US",
+        "properties": {
+            "sku": {"name": "Standard"},
+            "notifications": [{**notification, "secret": "whsec-0ld"}],
+        },
+    }
+    assert api.put(api.collection(name), body).status_code == 201
+    job = _basic_job("http://127.0.0.1:9/refused", "pw")  # nothing listens: it faults
+    job["properties"]["action"]["request"].pop("authentication")
+    job["properties"]["action"]["retryPolicy"] = {"retryType": "None"}
+    assert api.put(api.job(name, "broken"), job).status_code == 201
+    names = ("--resource-group", "rg1", "--collection", name)
+
+    def faulted(count: int, secret: str) -> dict[str, Any]:
+        """Run the job, wait for notification number `count`, check its signature."""
+        assert engine_cli("jobs", "run", "broken", *names).exit_code == 0
+        sent = wait_for(lambda: receiver.requests_to(path)[count - 1 :], f"notification {count}")
+        assert _signed_by(secret, sent[0]), "signed with the secret the import left or sent"
+        assert json.loads(sent[0]["body"])["event"] == "ExecutionFaulted"
+        return sent[0]
+
+    exported = engine_cli("export", "out")
+    assert exported.exit_code == 0, exported.output
+    file = tmp_path / "out" / "rg1" / name / "collection.json"
+    assert "whsec" not in file.read_text()
+    document = json.loads(file.read_text())
+    assert document["properties"]["notifications"] == [notification]
+    assert "Secrets are not exported" in exported.stdout
+    shown_file = Path("out") / "rg1" / name / "collection.json"
+    assert f"  {shown_file}: properties.notifications[0].secret" in exported.stdout.splitlines()
+
+    unchanged = engine_cli("import", "out")  # the collection still exists: nothing to send
+    assert unchanged.exit_code == 0, unchanged.output
+    assert "collections 0 created, 0 replaced, 1 unchanged" in unchanged.stdout
+
+    # Another change, without the secret: replaced, and the service keeps the stored one.
+    document["properties"]["notifications"][0]["events"] = ["ExecutionFaulted", "JobFaulted"]
+    file.write_text(json.dumps(document))
+    changed = engine_cli("import", "out")
+    assert "collections 0 created, 1 replaced, 0 unchanged" in changed.stdout, changed.output
+    faulted(1, "whsec-0ld")
+
+    # Created again (after a delete), the collection needs its secret in the file; its jobs
+    # are not sent either.
+    assert engine_cli("collections", "delete", name, "--resource-group", "rg1").exit_code == 0
+    lacking = engine_cli("import", "out")
+    assert lacking.exit_code == 1
+    assert (
+        f"Error: {shown_file}: needs properties.notifications[0].secret (secrets are not"
+        " exported: add them to the file)" in lacking.stderr
+    )
+    assert "not sent (its collection failed)" in lacking.stderr
+    assert api.get(api.collection(name)).status_code == 404
+    dry = engine_cli("import", "out", "--dry-run")
+    assert dry.exit_code == 1 and "needs properties.notifications[0].secret" in dry.stderr
+
+    document["properties"]["notifications"][0]["secret"] = "whsec-n3w"
+    file.write_text(json.dumps(document))
+    supplied = engine_cli("import", "out")
+    assert supplied.exit_code == 0, supplied.output
+    assert "collections 1 created, 0 replaced, 0 unchanged; jobs 1 created" in supplied.stdout
+    shown = api.get(api.collection(name)).json()["properties"]["notifications"]
+    assert shown == [{"events": ["ExecutionFaulted", "JobFaulted"], "uri": notification["uri"]}]
+
+    again = engine_cli("import", "out")
+    assert "collections 0 created, 0 replaced, 1 unchanged" in again.stdout
+    assert "Secrets in the files of 1 unchanged collection were not sent" in again.stdout
+    resent = engine_cli("import", "out", "--resend-secrets")
+    assert "collections 0 created, 1 replaced, 0 unchanged" in resent.stdout
+
+    # The notifications are signed with the secret the import sent.
+    faulted(2, "whsec-n3w")
 
 
 @pytest.fixture

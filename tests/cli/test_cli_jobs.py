@@ -309,3 +309,89 @@ def test_upcoming_lists_the_next_executions(cli: Cli, api: Api, collection: str)
     as_json = cli.json("jobs", "upcoming", "daily", "--count", "3")
     path = api.job(collection, "daily") + "/upcoming"
     assert as_json == api.get(path, params={"count": 3}).json()
+
+
+def test_history_shows_and_filters_skipped_executions(
+    cli_server: ServerProcess, cli: Cli, api: Api, collection: str
+) -> None:
+    job = f"s-{api.subscription}"
+    api.put(api.job(collection, job), http_job())
+    skipped = (
+        "Skipped: the execution expected at 2024-05-01T12:01:00Z fell due while the job's"
+        " previous execution (expected at 2024-05-01T12:00:00Z) was unfinished;"
+        " the job's executionPolicy.overlap is Skip."
+    )
+    entries = _history(3)
+    entries[1] |= {"status": "Skipped", "retry_count": 0, "message": skipped}
+    entries[1]["end_time"] = entries[1]["start_time"]
+    add_history(cli_server, job, entries)
+
+    every = rows(cli("jobs", "history", job, COLUMNS="300").stdout)
+    assert [row[2] for row in every[1:]] == ["Completed", "Skipped", "Completed"]
+    result = cli("jobs", "history", job, "--status", "skipped", COLUMNS="300")
+    assert result.exit_code == 0, result.output
+    table = rows(result.stdout)
+    assert [row[1:4] for row in table[1:]] == [["MainAction", "Skipped", "0"]]
+    assert table[1][4] == skipped
+    as_json = cli.json("jobs", "history", job, "--status", "Skipped")
+    assert [e["properties"]["status"] for e in as_json["value"]] == ["Skipped"]
+    none = cli("jobs", "history", job, "--status", "Postponed")
+    assert none.exit_code == 0
+    assert f"No Postponed history entries for the job rg1/{collection}/{job}." in none.stderr
+
+
+def test_show_and_upcoming_name_the_execution_policy_and_what_happens_to_overdue_runs(
+    cli_server: ServerProcess, cli: Cli, api: Api, collection: str
+) -> None:
+    from tests.ui.ui_support import job_id, update_job
+
+    body = {
+        "properties": {
+            "startTime": "2024-01-01T00:00:00Z",
+            "action": PING["properties"]["action"],
+            "recurrence": {"frequency": "Hour"},
+            "executionPolicy": {
+                "overlap": "BufferOne",
+                "missed": "RunAll",
+                "catchUpWindow": "PT3H",
+            },
+        }
+    }
+    api.put(api.job(collection, "catchup"), body)
+    shown = dict(tuple(row) for row in rows(cli("jobs", "show", "catchup").stdout))  # type: ignore[misc]
+    assert (
+        shown["execution policy"] == "overlap BufferOne, missed RunAll (catch-up window 03:00:00)"
+    )
+    api.put(api.job(collection, "ping"), PING)
+    plain = dict(tuple(row) for row in rows(cli("jobs", "show", "ping").stdout))  # type: ignore[misc]
+    assert "execution policy" not in plain
+
+    # Set a day ago, its execution of five hours ago has not run (this server runs no engine).
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    update_job(
+        cli_server,
+        job_id(cli_server, collection, "catchup"),
+        schedule_set_at=hour - timedelta(days=1),
+        next_execution_at=hour - timedelta(hours=5),
+        next_repeat=19,
+    )
+    result = cli("jobs", "upcoming", "catchup", "--count", "7", COLUMNS="200")
+    assert result.exit_code == 0, result.output
+    table = rows(result.stdout)
+    assert table[0] == [
+        "EXECUTION (UTC)",
+        "LOCAL TIME",
+        "ZONE",
+        "REPEAT",
+        "IF MISSED",
+        "DAYLIGHT SAVING",
+    ]
+    fates = [row[4] if len(row) > 4 else "" for row in table[1:]]
+    assert fates == [*["Postponed"] * 3, *["Runs"] * 3, ""]
+    assert result.stderr.strip() == (
+        "Execution policy: overlap BufferOne, missed RunAll (catch-up window 03:00:00)."
+    )
+    as_json = cli.json("jobs", "upcoming", "catchup", "--count", "7")
+    path = api.job(collection, "catchup") + "/upcoming"
+    assert as_json == api.get(path, params={"count": 7}).json()
+    assert as_json["executionPolicy"]["overlap"] == "BufferOne"

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from horarium.client.secret_fields import as_answered, secret_fields
+from horarium.client.secret_fields import (
+    as_answered,
+    collection_as_answered,
+    collection_secret_fields,
+    secret_fields,
+)
 
 
 def _job(action: dict[str, Any]) -> dict[str, Any]:
@@ -89,3 +94,25 @@ def test_as_answered_is_what_the_api_would_show() -> None:
         "authentication": {"type": "Basic", "username": "u"},
     }
     assert job["properties"]["action"]["request"]["authentication"]["password"] == "p"  # a copy
+
+
+def test_a_collections_notifications_name_their_secrets() -> None:
+    def notification(**secret: Any) -> dict[str, Any]:
+        return {"events": ["JobFaulted"], "uri": "https://h/hook", **secret}
+
+    collection = {
+        "properties": {
+            "sku": {"name": "Standard"},
+            "Notifications": [notification(), notification(secret="***"), notification(Secret="s")],
+        }
+    }
+    fields = [(f.path, f.required, f.present) for f in collection_secret_fields(collection)]
+    assert fields == [
+        ("properties.notifications[0].secret", True, False),
+        ("properties.notifications[1].secret", True, False),
+        ("properties.notifications[2].secret", True, True),
+    ]
+    shown = collection_as_answered(collection)
+    assert shown["properties"]["Notifications"] == [notification()] * 3
+    assert collection["properties"]["Notifications"][2] == notification(Secret="s")
+    assert collection_secret_fields({"properties": {"sku": {"name": "Free"}}}) == []

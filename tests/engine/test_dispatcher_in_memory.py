@@ -111,3 +111,51 @@ async def test_an_attempt_whose_execution_was_taken_over_is_not_recorded() -> No
     assert [e.job for e in store.history] == ["kept"]
     assert store.jobs[taken].lease_owner == "other"
     assert store.jobs[taken].info.state == JobState.ENABLED
+
+
+class StalledStore(MemoryRunStore):
+    """A store whose record transactions wait for `gate` (a database that stopped writing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.wrote = asyncio.Event()  # set after each record transaction
+
+    async def record(self, attempts: Any, now: Any) -> set[str]:
+        await self.gate.wait()
+        accepted = await super().record(attempts, now)
+        self.wrote.set()
+        return accepted
+
+
+async def test_while_recording_stalls_at_most_two_slots_each_and_a_batch_are_unrecorded() -> None:
+    """What a crash re-delivers is what was delivered and not recorded (docs/engine.md, "Crash
+    safety"): the dispatcher stops claiming once that reaches 2 x max_in_flight + batch_size,
+    however far recording falls behind, and goes on when it catches up."""
+    store, actions, clock = StalledStore(), ScriptedActions(), FakeClock()
+    for i in range(200):
+        store.add(f"j{i}", {"action": action(f"/j{i}")}, created=T0)
+    bound = 2 * 10 + 5
+    most = 0
+
+    def unrecorded(uri: str) -> None:
+        nonlocal most
+        most = max(most, len(actions.calls) - len(store.history))
+
+    actions.hook = unrecorded
+    dispatcher = engine(store, actions, clock, max_in_flight=10, batch_size=5, collection_share=1)
+    dispatcher.start()
+    for _ in range(2000):  # event-loop turns: every claim and action here completes in a few
+        await asyncio.sleep(0)
+    stalled = len(actions.calls)
+    assert store.history == []
+    assert 10 < stalled <= bound  # beyond the slots (they free at once), then it stopped
+
+    store.gate.set()
+    async with asyncio.timeout(30):
+        while len(store.history) < 200:
+            store.wrote.clear()
+            await store.wrote.wait()
+    await dispatcher.stop()
+    assert sorted(actions.calls) == sorted(f"/j{i}" for i in range(200))
+    assert most <= bound

@@ -112,10 +112,7 @@ async def test_every_engine_transaction_takes_its_row_locks_in_one_order(
         await store.add(f"ok{i}", {"action": http(sink.to(f"/ok{i}"))})
         await store.add(
             f"bad{i}",
-            {
-                "action": {**http(failing), "retryPolicy": retried},
-                "errorAction": error_action,
-            },
+            {"action": {**http(failing), "retryPolicy": retried, "errorAction": error_action}},
         )
     settings = engine_settings(
         lease_seconds=0.3, node_timeout=0.3, max_in_flight=4, batch_size=3, collection_share=1.0
@@ -130,7 +127,8 @@ async def test_every_engine_transaction_takes_its_row_locks_in_one_order(
             conn, await store.add("now", {"action": http(sink.to("/now"))}), clock.now()
         )
     scheduler.wake()
-    await sink.wait_hits(12 + 6 + 2)  # first attempts, retries, the run-now and its job
+    # First attempts, retries, the error actions, the run-now and its job.
+    await sink.wait_hits(12 + 6 + 6 + 2)
     await asyncio.sleep(1.0)
     await scheduler.stop()
     # A node that stopped beating, whose executions another one takes over.
@@ -154,5 +152,7 @@ async def test_every_engine_transaction_takes_its_row_locks_in_one_order(
     assert len(seen.done) > 20
     writes = [sql for t in seen.done for sql in t if WRITE.match(sql)]
     assert any("UPDATE jobs SET lease_expires_at" in sql for sql in writes)  # renewals
+    assert any("SET phase=" in sql for sql in writes)  # the error actions started
+    assert len(sink.on("/error")) == 6
     problems = [p for t in seen.done for p in lock_order_problems(t)]
     assert problems == []

@@ -96,3 +96,18 @@ def test_readyz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
     assert "127.0.0.1" not in error["message"]  # the details go to the log, not to strangers
     assert alive.status_code == 200
     assert "readiness:" in log and "has no database" in log
+
+
+def test_readyz_verbose_keeps_the_503_and_adds_the_nodes_view(server: ServerProcess) -> None:
+    _set_schema_revision(server, "0002")
+    wait_until(lambda: _not_ready(server), "/readyz to answer 503")
+    answer = httpx.get(
+        server.url("/readyz"), params={"verbose": ""}, headers=server.auth_headers(), timeout=15
+    )
+    assert answer.status_code == 503
+    body = answer.json()
+    assert [d["code"] for d in body["error"]["details"]] == ["MigrationsNotApplied"]
+    node = body["node"]
+    assert node["roles"] == ["api", "engine"]
+    assert node["databaseReachable"] is True  # it answers, at another schema
+    assert node["id"] in [n["id"] for n in node["liveNodes"]]

@@ -89,3 +89,98 @@ def test_default_now_and_count() -> None:
     out = StringIO()
     assert run(json.dumps({"recurrence": {"frequency": "Minute"}}), out=out) == 0
     assert len(out.getvalue().splitlines()) == 10
+
+
+HOURLY_RUN_ALL = {
+    "startTime": "2024-01-01T00:00:00Z",
+    "action": {"type": "Http", "request": {"uri": "http://127.0.0.1/", "method": "GET"}},
+    "recurrence": {"frequency": "Hour"},
+    "executionPolicy": {"overlap": "Skip", "missed": "RunAll", "catchUpWindow": "PT2H"},
+}
+
+
+def test_the_execution_policy_heads_the_preview() -> None:
+    done = horarium(
+        "-", "--now", "2024-01-01T05:30:00Z", "--count", "2", stdin=json.dumps(HOURLY_RUN_ALL)
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "# executionPolicy: overlap Skip, missed RunAll (catchUpWindow 02:00:00)",
+        "2024-01-01T06:00:00Z  2024-01-01 06:00:00 UTC",
+        "2024-01-01T07:00:00Z  2024-01-01 07:00:00 UTC",
+    ]
+
+
+def test_down_since_marks_what_the_missed_policy_does_with_each_missed_execution() -> None:
+    def shown(missed: str, count: str = "2") -> list[str]:
+        job = {**HOURLY_RUN_ALL, "executionPolicy": {"missed": missed, "catchUpWindow": "PT2H"}}
+        out, err = StringIO(), StringIO()
+        code = run(
+            json.dumps(job),
+            now="2024-01-01T04:30:00Z",
+            down_since="2024-01-01T00:30:00Z",
+            count=int(count),
+            out=out,
+            err=err,
+        )
+        assert code == 0, err.getvalue()
+        return out.getvalue().splitlines()
+
+    # Down from 00:30 to 04:30: 01:00 … 04:00 were missed; then 05:00 and 06:00 come.
+    assert shown("RunAll", "4")[1:] == [
+        "2024-01-01T01:00:00Z  2024-01-01 01:00:00 UTC  [missed: postponed]",
+        "2024-01-01T02:00:00Z  2024-01-01 02:00:00 UTC  [missed: postponed]",
+        "2024-01-01T03:00:00Z  2024-01-01 03:00:00 UTC  [missed: runs]",
+        "2024-01-01T04:00:00Z  2024-01-01 04:00:00 UTC  [missed: runs]",
+        "2024-01-01T05:00:00Z  2024-01-01 05:00:00 UTC",
+        "2024-01-01T06:00:00Z  2024-01-01 06:00:00 UTC",
+        "2024-01-01T07:00:00Z  2024-01-01 07:00:00 UTC",
+        "2024-01-01T08:00:00Z  2024-01-01 08:00:00 UTC",
+    ]
+    # The newest --count missed ones are listed: 03:00 and 04:00.
+    assert [line.rsplit("  ", 1)[-1] for line in shown("RunLatest")[1:3]] == [
+        "[missed: postponed]",
+        "[missed: runs]",
+    ]
+    assert [line.rsplit("  ", 1)[-1] for line in shown("Skip")[1:3]] == [
+        "[missed: postponed]",
+        "[missed: postponed]",
+    ]
+
+
+def test_down_since_with_many_missed_says_how_many_are_not_listed() -> None:
+    done = horarium(
+        "-",
+        "--now",
+        "2024-01-02T00:30:00Z",
+        "--down-since",
+        "2024-01-01T00:30:00Z",
+        "--count",
+        "1",
+        stdin=json.dumps(
+            {"startTime": "2024-01-01T00:00:00Z", "recurrence": {"frequency": "Hour"}}
+        ),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "2024-01-02T00:00:00Z  2024-01-02 00:00:00 UTC  [missed: runs]",
+        "2024-01-02T01:00:00Z  2024-01-02 01:00:00 UTC",
+    ]
+    assert done.stderr == "23 earlier missed executions are not listed\n"
+
+
+def test_a_bad_policy_or_down_since_is_one_line_naming_the_field() -> None:
+    bad = {**HOURLY_RUN_ALL, "executionPolicy": {"overlap": "Sometimes"}}
+    done = horarium("-", stdin=json.dumps(bad))
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: properties.executionPolicy.overlap: 'Sometimes'")
+    late = horarium(
+        "-",
+        "--now",
+        "2024-01-01T00:00:00Z",
+        "--down-since",
+        "2024-01-02T00:00:00Z",
+        stdin=json.dumps(HOURLY_RUN_ALL),
+    )
+    assert late.returncode == 2
+    assert late.stderr == "error: --down-since: must be before --now\n"

@@ -1,6 +1,7 @@
 """The secret key and the files at rest: the key file is created private on first start, in a
 private data folder, next to a private SQLite database (whatever the umask); a malformed key, or
-a key that cannot open the stored secrets, stops the start with one line; secrets an older
+a key that cannot open the stored secrets (a job's, a collection's notification secrets), stops
+the start with one line; secrets an older
 version stored in clear are sealed at start, once."""
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
+from horarium.store import seal_marks
 from horarium.store.db import create_engine
-from horarium.store.schema import jobs
+from horarium.store.schema import engine_marks, jobs
+from horarium.store.sealing import key_id
 from tests.security.secret_servers import (
     FAR_FUTURE,
     Api,
@@ -171,6 +174,35 @@ def test_a_process_whose_key_cannot_open_the_stored_secrets_says_so_at_start(
         api.http.close()
 
 
+def test_notification_secrets_another_key_sealed_stop_the_start_in_the_same_line(
+    tmp_path: Path, database: str | None
+) -> None:
+    with running_server(tmp_path / "first", database=database) as server:
+        api = Api(server)
+        notification = {"events": ["JobFaulted"], "uri": "http://127.0.0.1:9/n", "secret": "s3"}
+        name = api.new_collection(notifications=[notification])
+        api.http.close()
+    sealed_by = (server.data_dir / "secret.key").read_text().strip()
+    sealed_id = key_id(base64.b64decode(sealed_by))
+    other = _key_file(tmp_path / "other.key", os.urandom(32))
+    target = ["--database", database] if database else ["--data-dir", str(server.data_dir)]
+    for command in ("serve", "worker"):
+        port = ["--port", str(free_port())] if command == "serve" else []
+        result = horarium(command, *target, "--secret-key-file", str(other), *port)
+        line = _one_line_error(result)
+        assert f"the notification secrets of 1 collections (key id {sealed_id}: 1)" in line
+        assert "same key" in line and "jobs" not in line
+        assert sealed_by not in result.stderr and "s3" not in result.stderr
+    # A key file holding a new key first and the old one after it opens them.
+    both = _key_file(tmp_path / "both.key", os.urandom(32), base64.b64decode(sealed_by))
+    args = ["--secret-key-file", str(both)]
+    with running_server(tmp_path / "first", database=database, args=args) as again:
+        api = Api(again, subscription=api.subscription)
+        shown = api.get(api.collection(name)).json()["properties"]["notifications"]
+        assert shown == [{"events": ["JobFaulted"], "uri": notification["uri"]}]
+        api.http.close()
+
+
 def test_the_key_in_the_environment_wins_over_the_key_file(tmp_path: Path) -> None:
     env_key, file_key = os.urandom(32), os.urandom(32)
     key_file = _key_file(tmp_path / "file.key", file_key)
@@ -221,7 +253,8 @@ def test_secrets_an_older_version_stored_in_clear_are_sealed_at_start_once(
 
 
 def _write_definition(url: str, job: str, definition: dict[str, Any]) -> None:
-    """Set a job's stored definition as it is given (as a version before sealing wrote it)."""
+    """Set a job's stored definition as it is given, and leave the store as a version before
+    sealing did: such a version wrote secrets in clear and knew no marks of a sealed store."""
     import asyncio
 
     async def write() -> None:
@@ -233,6 +266,9 @@ def _write_definition(url: str, job: str, definition: dict[str, Any]) -> None:
                     update(jobs)
                     .where(jobs.c.id == found.scalar_one())
                     .values(definition=definition)
+                )
+                await conn.execute(
+                    delete(engine_marks).where(engine_marks.c.name.startswith(seal_marks.PREFIX))
                 )
         finally:
             await engine.dispose()

@@ -19,8 +19,8 @@ from sqlalchemy import select
 
 from horarium import cli
 from horarium.store.db import create_engine
-from horarium.store.schema import jobs
-from horarium.store.sealing import key_id, sealed_key_id
+from horarium.store.schema import job_collections, jobs
+from horarium.store.sealing import Keyring, key_id, open_notification_secret, sealed_key_id
 from tests.security.secret_servers import (
     FAR_FUTURE,
     Api,
@@ -195,3 +195,48 @@ def test_rotate_takes_the_database_and_key_options_of_serve() -> None:
     ):
         assert option in text and variable in text
     assert "--port" not in text and "--http-timeout" not in text
+
+
+NOTIFY_SECRET = "rotated-notification-secret"
+
+
+async def _notification_secrets(url: str) -> list[dict[str, Any]]:
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.execute(select(job_collections.c.document))
+            return [n for row in rows for n in (row.document or {}).get("notifications", [])]
+    finally:
+        await engine.dispose()
+
+
+def test_rotation_seals_the_notification_secrets_again(setup: Setup) -> None:
+    old_file = setup.key_file("old.key", os.urandom(32))
+    new_file = setup.root / "new.key"
+    with setup.serve(old_file) as server:
+        api = Api(server)
+        name = "notifying"
+        notification = {"events": ["JobFaulted"], "uri": setup.url + "/n", "secret": NOTIFY_SECRET}
+        body = {"properties": {"sku": {"name": "Standard"}, "notifications": [notification]}}
+        assert api.put(api.collection(name), body).status_code == 201
+    rotated = horarium(
+        "secrets", "rotate", *setup.target(server),
+        "--secret-key-file", str(old_file), "--new-key-file", str(new_file),
+    )  # fmt: skip
+    assert rotated.returncode == 0, rotated.stderr
+    assert "the notification secrets of 1 collections" in rotated.stderr
+    [new_key] = new_file.read_text().split()
+    new = base64.b64decode(new_key)
+    [stored] = asyncio.run(_notification_secrets(setup.database_url(server)))
+    assert stored["secret"]["key"] == key_id(new)
+    assert open_notification_secret(stored, Keyring([new])) == NOTIFY_SECRET
+    old_id = key_id(base64.b64decode(old_file.read_text()))
+    data = database_bytes(setup.database_url(server))
+    assert old_id.encode() not in data and NOTIFY_SECRET.encode() not in data
+    with setup.serve(new_file) as server:
+        api = Api(server, subscription=api.subscription)
+        kept = api.patch(api.collection(name), {"tags": {"rotated": "yes"}})
+        assert kept.status_code == 200, kept.text
+        shown = kept.json()["properties"]["notifications"]
+        assert shown == [{"events": ["JobFaulted"], "uri": setup.url + "/n"}]
+        api.http.close()

@@ -195,6 +195,30 @@ def test_an_invalid_field_shows_the_api_message_next_to_it(
     assert api.get(api.job(collection, "broken")).status_code == 404
 
 
+def test_the_collections_page_shows_their_notifications(
+    watched: Watched, server: ServerProcess
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    api = Api(server)
+    notified = f"jc{uuid.uuid4().hex[:6]}"
+    notification = {
+        "events": ["JobFaulted", "JobRecovered"],
+        "uri": "http://127.0.0.1:9/hook",
+        "secret": "never-shown",
+    }
+    body = {"properties": {"sku": {"name": "Standard"}, "notifications": [notification]}}
+    assert api.put(api.collection(notified), body).status_code == 201
+    api.new_collection(f"jc{uuid.uuid4().hex[:6]}")
+    sign_in(page, server, api.subscription)
+    row = page.locator("tr", has=page.locator(f"a:text-is('{notified}')"))
+    cell = row.locator(".notifications span")
+    expect(cell).to_have_text("JobFaulted, JobRecovered")
+    expect(cell).to_have_attribute("title", "http://127.0.0.1:9/hook")
+    assert "never-shown" not in page.content()
+
+
 def test_a_wrong_token_shows_the_sign_in_error(watched: Watched, server: ServerProcess) -> None:
     from playwright.sync_api import expect
 
@@ -393,3 +417,213 @@ def test_a_paused_job_page_shows_until_when_and_why(
     expect(summary).to_contain_text("Paused")
     expect(summary).to_contain_text("2090-01-02 03:04")
     expect(summary).to_contain_text("supplier maintenance")
+
+
+def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    api.new_collection(collection)
+    calendar = api.collection(collection) + "/calendars/closed"
+    assert api.put(calendar, {"properties": {"dates": ["2091-01-01"]}}).status_code == 201
+    body = {
+        "properties": {
+            "state": "Disabled",
+            "pause": {"until": "2090-01-02T03:04:00Z", "reason": "supplier maintenance"},
+            "executionPolicy": {"overlap": "Skip", "missed": "RunAll", "catchUpWindow": "PT2H"},
+            "action": {
+                "type": "Http",
+                "templated": True,
+                "request": {"uri": f"{target}/ok/{{{{jobName}}}}", "method": "POST"},
+            },
+            "recurrence": {
+                "cron": "0 9 * * MON-FRI",
+                "jitter": "00:05:00",
+                "excludeCalendars": ["closed"],
+                "onExcluded": "Skip",
+            },
+        }
+    }
+    assert api.put(api.job(collection, "kept"), body).status_code == 201, "created"
+    before = api.get(api.job(collection, "kept")).json()["properties"]
+
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.goto(server.url(f"/ui/#/job/rg1/{collection}/kept"))
+    summary = page.locator("dl.summary")
+    expect(summary).to_contain_text("Overlap: Skip · Missed: RunAll (catch-up window 02:00:00)")
+    expect(page.locator("#job-upcoming #execution-policy")).to_contain_text("Overlap: Skip")
+    page.click("#job-edit")
+    expect(page.locator("#cron")).to_have_value("0 9 * * MON-FRI")
+    expect(page.locator("#preview #execution-policy")).to_contain_text("Missed: RunAll")
+    page.fill("#uri", f"{target}/ok/{{{{jobName}}}}/edited")
+    page.click("#job-save")
+    expect(page.locator("h1")).to_have_text("kept")
+
+    after = api.get(api.job(collection, "kept")).json()["properties"]
+    assert after["action"]["request"]["uri"].endswith("/ok/{{jobName}}/edited")
+    after["action"]["request"]["uri"] = before["action"]["request"]["uri"]
+    assert after == before  # pause, executionPolicy, templated, cron, jitter, calendars kept
+    assert after["pause"]["reason"] == "supplier maintenance"
+    assert after["state"].lower() == "disabled"
+
+
+def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from playwright.sync_api import expect
+
+    from tests.ui.ui_support import add_history, job_id, update_job
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    api.new_collection(collection)
+    api.new_job(
+        collection,
+        "serial",
+        f"{target}/ok",
+        startTime="2024-01-01T00:00:00Z",
+        recurrence={"frequency": "Hour"},
+        executionPolicy={"overlap": "Skip"},
+    )
+    row = job_id(server, collection, "serial")
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    # Its execution of three hours ago is held by a (made-up) process, so this server's engine
+    # leaves the job alone; the executions due after it have not run.
+    update_job(
+        server,
+        row,
+        schedule_set_at=hour - timedelta(days=1),
+        next_execution_at=hour - timedelta(hours=3),
+        next_repeat=22,
+        lease_owner="elsewhere:1:1",
+        lease_expires_at=hour + timedelta(hours=2),
+    )
+    skipped = "Skipped: the execution expected at … fell due while the job's previous execution"
+    entry = {"action_name": "MainAction", "retry_count": 0, "repeat_count": 20}
+    times = {"expected_execution_time": hour, "start_time": hour, "end_time": hour}
+    add_history(
+        server,
+        row,
+        [
+            {**entry, **times, "status": "Completed", "message": "200 OK"},
+            {**entry, **times, "status": "Skipped", "message": skipped},
+        ],
+    )
+
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.goto(server.url(f"/ui/#/job/rg1/{collection}/serial"))
+    expect(page.locator("#job-history .history-row")).to_have_count(2)
+    badge = page.locator("#job-history .badge-skipped")
+    expect(badge).to_have_text("Skipped")
+    colours = page.evaluate(
+        """() => ['.badge-skipped', '.badge-completed'].map(
+            (s) => getComputedStyle(document.querySelector('#job-history ' + s)).color)"""
+    )
+    assert colours[0] != colours[1]
+    page.select_option("#history-status", "Skipped")
+    expect(page.locator("#job-history .history-row")).to_have_count(1)
+    expect(page.locator("#job-history .history-row")).to_contain_text("fell due while")
+
+    upcoming = page.locator("#job-upcoming")
+    expect(upcoming.locator("#execution-policy")).to_have_text("Overlap: Skip · Missed: RunLatest")
+    # The one of three hours ago is in flight (held): it runs. Of those due after it (two hours
+    # ago, one, and this hour's), RunLatest runs the latest and records the others Postponed.
+    overdue = upcoming.locator("tr.overdue-row")
+    expect(overdue).to_have_count(3)
+    expect(overdue.nth(0)).to_contain_text("postponed if missed")
+    expect(overdue.nth(1)).to_contain_text("postponed if missed")
+    expect(overdue.nth(2)).to_contain_text("runs if missed")
+
+
+def test_a_paused_collection_shows_until_when_and_why(
+    watched: Watched, server: ServerProcess
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    body = {
+        "location": "West US",
+        "properties": {
+            "sku": {"name": "Standard"},
+            "state": "Disabled",
+            "pause": {"until": "2090-05-06T07:08:00Z", "reason": "datacentre move"},
+        },
+    }
+    assert api.put(api.collection(collection), body).status_code == 201
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    listed = page.locator("tr", has_text=collection)
+    expect(listed).to_contain_text("until 2090-05-06 07:08:00 UTC — datacentre move")
+    page.click(f"text={collection}")
+    expect(page.locator("h1")).to_have_text(collection)
+    note = page.locator("#collection-pause")
+    expect(note).to_contain_text("Paused until 2090-05-06 07:08:00 UTC")
+    expect(note).to_contain_text("datacentre move")
+
+
+def test_a_collection_page_lists_its_calendars_and_a_calendar_page_shows_one(
+    watched: Watched, server: ServerProcess, target: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    api = Api(server)
+    collection = f"jc{uuid.uuid4().hex[:6]}"
+    api.new_collection(collection)
+    calendars = api.collection(collection) + "/calendars/"
+    business = {
+        "weekends": True,
+        "holidays": {"country": "US", "subdivision": "NY"},
+        "dates": ["2031-12-24", "2031-12-31"],
+        "ranges": [{"start": "2031-07-01T12:00:00", "end": "2031-07-01T18:00:00"}],
+    }
+    assert api.put(calendars + "Business", {"properties": business}).status_code == 201
+    assert (
+        api.put(calendars + "spare", {"properties": {"dates": ["2031-05-01"]}}).status_code == 201
+    )
+    recurrence = {
+        "frequency": "Day",
+        "timeZone": "America/New_York",
+        "excludeCalendars": ["business"],
+    }
+    for job in ("nightly", "report"):
+        body = {
+            "properties": {
+                "state": "Disabled",
+                "action": {"type": "Http", "request": {"uri": f"{target}/ok", "method": "GET"}},
+                "recurrence": recurrence,
+            }
+        }
+        assert api.put(api.job(collection, job), body).status_code == 201
+
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.goto(server.url(f"/ui/#/jobs/rg1/{collection}"))
+    rows = page.locator("#calendars tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("Business")
+    expect(rows.nth(0)).to_contain_text("weekends, holidays US/NY, 2 dates, 1 range")
+    expect(rows.nth(0)).to_contain_text("nightly, report")
+    expect(rows.nth(1)).to_contain_text("spare")
+    expect(rows.nth(1)).to_contain_text("no job")
+
+    rows.nth(0).get_by_role("link", name="Business").click()
+    expect(page.locator("h1")).to_have_text("Business")
+    summary = page.locator("#calendar-summary")
+    expect(summary).to_contain_text("Saturdays and Sundays")
+    expect(summary).to_contain_text("public holidays of US/NY")
+    expect(summary).to_contain_text("2031-12-24, 2031-12-31")
+    expect(summary).to_contain_text("2031-07-01T12:00:00")
+    summary.get_by_role("link", name="report").click()
+    expect(page.locator("h1")).to_contain_text("report")

@@ -170,3 +170,30 @@ def test_the_extensions_are_in_the_openapi_document(server: ServerProcess) -> No
     engine = document["paths"]["/providers/Microsoft.Scheduler/engine"]["get"]
     assert engine["operationId"] == "Engine_Get"
     assert {"FailureListResult", "EngineStatus"} <= set(document["components"]["schemas"])
+
+
+def test_failures_and_engine_show_skipped_executions(server: ServerProcess) -> None:
+    api = Api(server)
+    name = _name()
+    api.new_collection(name)
+    api.new_job(name, "serial", "http://127.0.0.1:9/serial", recurrence={"frequency": "Minute"})
+    before = api.get("/providers/Microsoft.Scheduler/engine").json()
+    now = datetime.now(UTC)
+    skipped = "Skipped: the execution expected at … fell due while the job's previous execution"
+    add_history(
+        server,
+        job_id(server, name, "serial"),
+        [_entry("Completed", now), _entry("Skipped", now, skipped), _entry("Failed", now, "500")],
+    )
+
+    entries = api.get(api.failures()).json()["value"]
+    assert [e["properties"]["status"] for e in entries] == ["Failed", "Skipped"]
+    only = api.get(api.failures(), **{"$filter": "status eq Skipped"}).json()["value"]
+    assert [e["properties"]["message"] for e in only] == [skipped]
+    history = api.get(api.job(name, "serial") + "/history", **{"$filter": "status eq Skipped"})
+    assert [e["properties"]["status"] for e in history.json()["value"]] == ["Skipped"]
+
+    status = api.get("/providers/Microsoft.Scheduler/engine").json()
+    keys = ("completed", "failed", "postponed", "skipped")
+    grew = {k: _total(status, k) - _total(before, k) for k in keys}
+    assert grew == {"completed": 1, "failed": 1, "postponed": 0, "skipped": 1}

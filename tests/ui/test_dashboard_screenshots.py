@@ -142,8 +142,9 @@ def test_every_main_page_renders_and_is_photographed(
         shot("collections")
 
         page.goto(server.url("/ui/#/jobs/ops/nightly"))
-        expect(page.locator("tbody tr")).to_have_count(8)
-        expect(page.locator("tbody")).not_to_contain_text("…")
+        expect(page.locator("#jobs-list tbody tr")).to_have_count(8)
+        expect(page.locator("#jobs-list tbody")).not_to_contain_text("…")
+        expect(page.locator("#calendars")).to_contain_text("No exclusion calendars")
         shot("jobs")
 
         page.goto(server.url("/ui/#/job/ops/nightly/heartbeat"))

@@ -133,6 +133,7 @@ def create_api(
     )
     app.state.public_url = public_url
     app.state.metrics_public = metrics_public
+    app.state.authenticator = authenticator
     app.include_router(router)
     app.include_router(dashboard_routes.router)
     app.include_router(probes.router)

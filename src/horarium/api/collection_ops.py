@@ -21,6 +21,7 @@ from horarium.model.enums import FINAL_JOB_STATES, CollectionState, JobState
 from horarium.model.errors import BadRequest, Conflict, NotFound
 from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName
+from horarium.model.notifications import NOTIFICATIONS, keep_secrets
 from horarium.model.pause import PAUSE, begun
 from horarium.model.schedule import timing
 from horarium.store import collections, jobs
@@ -69,7 +70,7 @@ async def put(
     if existing is None:
         quota.limits(wanted.sku, wanted.quota)
         await _check_room(conn, name.subscription, max_collections)
-        document = wanted.document
+        document = _with_secrets(wanted, {})
         if wanted.pause is not None:
             document[PAUSE] = begun(wanted.pause, None, now)
         await collections.insert_one(
@@ -125,7 +126,7 @@ async def _replace(
     limit = quota.limits(wanted.sku, wanted.quota)
     members = await jobs.all_of(conn, existing.id)
     _check_members(limit, members, existing.name)
-    document = wanted.document
+    document = _with_secrets(wanted, existing.document)
     if wanted.pause is not None:
         document[PAUSE] = begun(wanted.pause, existing.document.get(PAUSE), now)
     await collections.update_one(
@@ -139,6 +140,17 @@ async def _replace(
     )
     await _apply_state(conn, members, existing.state, wanted.state, now)
     return render(await require(conn, existing.names))
+
+
+def _with_secrets(wanted: CollectionInput, stored: dict[str, Any]) -> dict[str, Any]:
+    """The document to store: the notifications' secrets not sent again kept from `stored`
+    (sealed; the store seals the new ones)."""
+    document = wanted.document
+    if wanted.notifications:
+        document[NOTIFICATIONS] = keep_secrets(
+            wanted.notifications, stored.get(NOTIFICATIONS) or [], "properties.notifications"
+        )
+    return document
 
 
 def _check_members(limit: quota.Limits, members: list[JobRecord], collection: str) -> None:

@@ -42,11 +42,11 @@ async def list_failures(
     top: routes.Top = None,
     skip: routes.Skip = None,
     filter: Annotated[
-        str | None, Query(alias="$filter", description="status eq Failed|Postponed")
+        str | None, Query(alias="$filter", description="status eq Failed|Postponed|Skipped")
     ] = None,
 ) -> Response:
-    """The subscription's Failed and Postponed history entries across its job collections,
-    newest first, each with `jobId` and `jobState` (Faulted jobs show there)."""
+    """The subscription's Failed, Postponed and Skipped history entries across its job
+    collections, newest first, each with `jobId` and `jobState` (Faulted jobs show there)."""
     check_subscription(subscriptionId)
     status = parse_filter(filter, "status", failures_ops.FAILURE_STATUSES)
     offset = skip or 0

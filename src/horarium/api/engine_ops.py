@@ -31,6 +31,7 @@ async def _per_minute(conn: AsyncConnection, now: datetime) -> list[dict[str, An
                 "completed": seen.get("Completed", 0),
                 "failed": seen.get("Failed", 0),
                 "postponed": seen.get("Postponed", 0),
+                "skipped": seen.get("Skipped", 0),
             }
         )
     return series

@@ -1,5 +1,5 @@
-"""Beyond Azure: a subscription's recent Failed and Postponed history entries, across its
-collections, newest first, each with its job's id and state (a Faulted job shows there)."""
+"""Beyond Azure: a subscription's recent Failed, Postponed and Skipped history entries, across
+its collections, newest first, each with its job's id and state (a Faulted job shows there)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from horarium.model.names import CollectionName
 from horarium.store import history
 from horarium.store.history import SubscriptionEntry
 
-FAILURE_STATUSES = (HistoryStatus.FAILED, HistoryStatus.POSTPONED)
+FAILURE_STATUSES = (HistoryStatus.FAILED, HistoryStatus.POSTPONED, HistoryStatus.SKIPPED)
 
 
 async def list_page(

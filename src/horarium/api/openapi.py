@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from horarium.api.calendar_schema import add_calendar_schemas
+from horarium.model.notifications import EVENTS, MAX_NOTIFICATIONS, MAX_SECRET, MAX_URI
 
 SPEC = Path(__file__).with_name("scheduler-2016-03-01.json")
 
@@ -109,6 +110,7 @@ _ENGINE = {
                     "completed": _COUNT,
                     "failed": _COUNT,
                     "postponed": _COUNT,
+                    "skipped": _COUNT,
                 },
             },
         },
@@ -188,6 +190,7 @@ def azure_schemas() -> dict[str, Any]:
     _add_execution_extensions(schemas)
     schemas["JobRecurrence"]["properties"].update(_RECURRENCE_EXTENSIONS)
     _add_pause(schemas)
+    _add_notifications(schemas)
     _add_execution_policy(schemas)
     schemas["ErrorResponse"] = _ERROR
     schemas["UpcomingExecution"] = _UPCOMING
@@ -198,6 +201,7 @@ def azure_schemas() -> dict[str, Any]:
             "nextLink": {"type": ["string", "null"]},
         },
     }
+    _add_upcoming_policy(schemas)
     schemas["FailureEntry"] = _FAILURE
     schemas["FailureListResult"] = {
         "type": "object",
@@ -256,6 +260,44 @@ def _add_pause(schemas: dict[str, Any]) -> None:
     schemas["JobCollectionProperties"]["properties"]["pause"] = pause
 
 
+def _add_notifications(schemas: dict[str, Any]) -> None:
+    """`properties.notifications` of collections."""
+    schemas["JobCollectionNotification"] = {
+        "type": "object",
+        "required": ["events", "uri", "secret"],
+        "description": "Horarium extension: the engine POSTs each listed event of the"
+        " collection's jobs to `uri` as JSON, signed in the header x-horarium-signature:"
+        " sha256=<hex HMAC-SHA256 of the body under `secret`>; retried with back-off, at least"
+        " once (deduplicate by the body's `id`). docs/engine.md, Notifications.",
+        "properties": {
+            "events": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"type": "string", "enum": list(EVENTS)},
+                "description": "ExecutionFaulted: an execution's main action failed its last"
+                " allowed attempt; JobFaulted: the job became Faulted; ExecutionPostponed:"
+                " missed executions were not run; ExecutionSkipped: an execution was not run"
+                " (executionPolicy.overlap Skip); JobRecovered: the job's main action succeeded"
+                " after a fault.",
+            },
+            "uri": {"type": "string", "format": "uri", "maxLength": MAX_URI},
+            "secret": {
+                "type": "string",
+                "writeOnly": True,
+                "maxLength": MAX_SECRET,
+                "description": "Never returned. Left out (or ***) in a PUT or PATCH: the"
+                " stored one of the notification with the same uri is kept.",
+            },
+        },
+    }
+    schemas["JobCollectionProperties"]["properties"]["notifications"] = {
+        "type": "array",
+        "maxItems": MAX_NOTIFICATIONS,
+        "items": {"$ref": "#/components/schemas/JobCollectionNotification"},
+    }
+
+
 def _add_execution_policy(schemas: dict[str, Any]) -> None:
     """`executionPolicy` on `JobProperties`, the `Skipped` history status, the backfill body and
     answer (docs/engine.md, "Execution policy" and "Backfill")."""
@@ -303,6 +345,34 @@ def _add_execution_policy(schemas: dict[str, Any]) -> None:
             "from": {"type": "string", "format": "date-time"},
             "to": {"type": "string", "format": "date-time"},
             "queued": {"type": "integer", "description": "Executions queued (at most 1,000)."},
+        },
+    }
+
+
+def _add_upcoming_policy(schemas: dict[str, Any]) -> None:
+    """The job's `executionPolicy` (defaults filled in) beside its upcoming executions, and the
+    marks of a stored job's executions already due that no process has run yet."""
+    listing = schemas["UpcomingExecutionList"]["properties"]
+    listing["executionPolicy"] = {
+        **schemas["JobProperties"]["properties"]["executionPolicy"],
+        "description": "The job's executionPolicy, its defaults filled in (absent when the job"
+        " has none). Overlap depends on how long executions take: no execution is marked for"
+        " it.",
+    }
+    upcoming = schemas["UpcomingExecution"] = dict(schemas["UpcomingExecution"])
+    upcoming["properties"] = {
+        **upcoming["properties"],
+        "overdue": {
+            "type": "boolean",
+            "description": "A stored job's execution due before now that no process has run"
+            " yet (the service was down or is behind); absent otherwise.",
+        },
+        "ifMissed": {
+            "type": "string",
+            "enum": ["Runs", "Postponed"],
+            "description": "On an overdue execution: what the job's executionPolicy.missed does"
+            " with it once the engine finds it more than its grace period late (one found"
+            " sooner simply runs late).",
         },
     }
 

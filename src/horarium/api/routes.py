@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
@@ -24,7 +24,10 @@ from horarium.model import enums
 from horarium.model.enums import CollectionState
 from horarium.model.errors import ApiError, BadRequest
 from horarium.model.names import CollectionName, check_resource_group, check_subscription
+from horarium.observe import metrics
 from horarium.store.access import Store
+
+T = TypeVar("T")
 
 SUPPORTED_VERSIONS = ("2016-03-01", "2016-01-01")
 MAX_REQUEST_BYTES = 1024 * 1024
@@ -90,11 +93,14 @@ def _settings(request: Request) -> Settings:
     return settings if settings is not None else Settings()
 
 
-def _changed(request: Request) -> None:
-    """Tell the in-process scheduler (if any) that due work may have changed."""
+async def _write_due(request: Request, work: Callable[[Any], Awaitable[T]]) -> T:
+    """A write that may make work due sooner: the engines of every node are woken when it
+    commits (PostgreSQL: `store.wakeups`), and this process's scheduler (if any) at once."""
+    result = await _store(request).write(work, wake=True)
     notify: Callable[[], None] | None = getattr(request.app.state, "on_change", None)
     if notify is not None:
         notify()
+    return result
 
 
 def _now() -> datetime:
@@ -203,10 +209,9 @@ async def get_collection(request: Request, name: Collection) -> Response:
 async def put_collection(request: Request, name: Collection) -> Response:
     raw = await _body(request)
     most = _settings(request).max_collections_per_subscription
-    status, body = await _store(request).write(
-        lambda c: collection_ops.put(c, name, raw, _now(), max_collections=most)
+    status, body = await _write_due(
+        request, lambda c: collection_ops.put(c, name, raw, _now(), max_collections=most)
     )
-    _changed(request)
     return ArmJSONResponse(body, status_code=status)
 
 
@@ -219,8 +224,7 @@ async def put_collection(request: Request, name: Collection) -> Response:
 )
 async def patch_collection(request: Request, name: Collection) -> Response:
     raw = await _body(request)
-    body = await _store(request).write(lambda c: collection_ops.patch(c, name, raw, _now()))
-    _changed(request)
+    body = await _write_due(request, lambda c: collection_ops.patch(c, name, raw, _now()))
     return ArmJSONResponse(body)
 
 
@@ -232,10 +236,9 @@ async def delete_collection(request: Request, name: Collection) -> Response:
 
 @router.post(COLLECTION + "/enable", operation_id="JobCollections_Enable", responses=_EMPTY)
 async def enable_collection(request: Request, name: Collection) -> Response:
-    await _store(request).write(
-        lambda c: collection_ops.set_state(c, name, CollectionState.ENABLED, _now())
+    await _write_due(
+        request, lambda c: collection_ops.set_state(c, name, CollectionState.ENABLED, _now())
     )
-    _changed(request)
     return empty()
 
 
@@ -299,10 +302,9 @@ async def get_job(request: Request, name: Collection, jobName: JobPart) -> Respo
 async def put_job(request: Request, name: Collection, jobName: JobPart) -> Response:
     raw = await _body(request)
     style = style_for(request)
-    status, body = await _store(request).write(
-        lambda c: job_ops.put(c, name, jobName, raw, style, _now())
+    status, body = await _write_due(
+        request, lambda c: job_ops.put(c, name, jobName, raw, style, _now())
     )
-    _changed(request)
     return ArmJSONResponse(body, status_code=status)
 
 
@@ -316,10 +318,7 @@ async def put_job(request: Request, name: Collection, jobName: JobPart) -> Respo
 async def patch_job(request: Request, name: Collection, jobName: JobPart) -> Response:
     raw = await _body(request)
     style = style_for(request)
-    body = await _store(request).write(
-        lambda c: job_ops.patch(c, name, jobName, raw, style, _now())
-    )
-    _changed(request)
+    body = await _write_due(request, lambda c: job_ops.patch(c, name, jobName, raw, style, _now()))
     return ArmJSONResponse(body)
 
 
@@ -331,8 +330,7 @@ async def delete_job(request: Request, name: Collection, jobName: JobPart) -> Re
 
 @router.post(JOB + "/run", operation_id="Jobs_Run", responses=_EMPTY)
 async def run_job(request: Request, name: Collection, jobName: JobPart) -> Response:
-    await _store(request).write(lambda c: job_ops.run(c, name, jobName, _now()))
-    _changed(request)
+    await _write_due(request, lambda c: job_ops.run(c, name, jobName, _now()))
     return empty()
 
 
@@ -349,10 +347,8 @@ async def backfill_job(request: Request, name: Collection, jobName: JobPart) -> 
     own expected time and execution tag (history messages start with `Backfill:`)."""
     raw = await _body(request)
     now = _now()
-    result = await _store(request).write(
-        lambda c: backfill_ops.backfill(c, name, jobName, raw, now)
-    )
-    _changed(request)
+    result = await _write_due(request, lambda c: backfill_ops.backfill(c, name, jobName, raw, now))
+    metrics.BACKFILL_QUEUED.inc(result["queued"])
     return ArmJSONResponse(result)
 
 
@@ -369,7 +365,8 @@ async def list_history(
     top: Top = None,
     skip: Skip = None,
     filter: Annotated[
-        str | None, Query(alias="$filter", description="status eq Completed|Failed|Postponed")
+        str | None,
+        Query(alias="$filter", description="status eq Completed|Failed|Postponed|Skipped"),
     ] = None,
 ) -> Response:
     status = parse_filter(filter, "status", enums.HISTORY_STATUSES)
@@ -465,10 +462,9 @@ async def get_calendar(request: Request, name: Collection, calendarName: Calenda
 async def put_calendar(request: Request, name: Collection, calendarName: CalendarPart) -> Response:
     """Create or replace a calendar; the jobs that list it are scheduled again."""
     raw = await _body(request, MAX_CALENDAR_BYTES)
-    status, body = await _store(request).write(
-        lambda c: calendar_ops.put(c, name, calendarName, raw, _now())
+    status, body = await _write_due(
+        request, lambda c: calendar_ops.put(c, name, calendarName, raw, _now())
     )
-    _changed(request)
     return ArmJSONResponse(body, status_code=status)
 
 

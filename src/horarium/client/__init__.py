@@ -6,7 +6,7 @@ commands that never call the API do not pay for it."""
 from typing import TYPE_CHECKING
 
 from horarium.client.errors import ApiRefused, ClientError, Unreachable
-from horarium.client.names import CollectionRef, JobRef, check_segment
+from horarium.client.names import CalendarRef, CollectionRef, JobRef, check_segment
 
 if TYPE_CHECKING:
     from horarium.client.rest import API_VERSION, HorariumClient, Listing, Written
@@ -25,6 +25,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "API_VERSION",
     "ApiRefused",
+    "CalendarRef",
     "ClientError",
     "CollectionRef",
     "HorariumClient",

@@ -43,6 +43,9 @@ class CollectionRef:
     def job(self, name: str) -> JobRef:
         return JobRef(self, name)
 
+    def calendar(self, name: str) -> CalendarRef:
+        return CalendarRef(self, name)
+
     def __str__(self) -> str:
         return f"{self.resource_group}/{self.name}"
 
@@ -55,6 +58,21 @@ class JobRef:
     @property
     def path(self) -> str:
         return f"{self.collection.path}/jobs/{_segment(self.name, 'job')}"
+
+    def __str__(self) -> str:
+        return f"{self.collection}/{self.name}"
+
+
+@dataclass(frozen=True)
+class CalendarRef:
+    """An exclusion calendar of a collection (a Horarium extension)."""
+
+    collection: CollectionRef
+    name: str
+
+    @property
+    def path(self) -> str:
+        return f"{self.collection.path}/calendars/{_segment(self.name, 'calendar')}"
 
     def __str__(self) -> str:
         return f"{self.collection}/{self.name}"

@@ -1,4 +1,5 @@
-"""`HorariumClient`: the REST API's operations on collections and jobs, as JSON in and out.
+"""`HorariumClient`: the REST API's operations on collections, jobs and calendars, as JSON
+in and out.
 
 Bodies are the API's JSON as is (dicts). Every failure is a `ClientError`: `ApiRefused` (the
 API's ARM error) or `Unreachable` (no answer). Lists follow `nextLink` on this client's base URL
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 import ssl
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
@@ -18,7 +19,7 @@ from typing import Any
 import httpx
 
 from horarium.client.errors import ApiRefused, ClientError, Unreachable
-from horarium.client.names import CollectionRef, JobRef, collections_path
+from horarium.client.names import CalendarRef, CollectionRef, JobRef, collections_path
 
 API_VERSION = "2016-03-01"
 TIMEOUT_SECONDS = 30.0
@@ -39,10 +40,11 @@ class Listing:
 
     value: list[dict[str, Any]]
     next_link: str | None
+    extra: dict[str, Any] = field(default_factory=dict)  # other members of the answer
 
     def as_json(self) -> dict[str, Any]:
-        """The API's list form, `{"value": [...], "nextLink": ...}`."""
-        return {"value": self.value, "nextLink": self.next_link}
+        """The API's list form, `{"value": [...], "nextLink": ...}` (and any other members)."""
+        return {"value": self.value, "nextLink": self.next_link, **self.extra}
 
 
 def tls_context(ca_file: Path) -> ssl.SSLContext:
@@ -182,6 +184,27 @@ class HorariumClient:
         """The job's next `count` executions (a Horarium extension)."""
         return self._page(self._call("GET", job.path + "/upcoming", params={"count": count}))
 
+    # -- exclusion calendars (a Horarium extension) --------------------------------------------
+
+    def list_calendars(self, ref: CollectionRef) -> Listing:
+        """Every exclusion calendar of a collection, by name."""
+        return self._every_page(ref.path + "/calendars", {})
+
+    def get_calendar(self, calendar: CalendarRef) -> dict[str, Any]:
+        return self._json(self._call("GET", calendar.path))
+
+    def find_calendar(self, calendar: CalendarRef) -> dict[str, Any] | None:
+        """The calendar, or None when it (or its collection) does not exist."""
+        return _unless_missing(lambda: self.get_calendar(calendar))
+
+    def put_calendar(self, calendar: CalendarRef, body: Any) -> Written:
+        """Create or replace; the jobs that list the calendar are scheduled again."""
+        return self._put(calendar.path, body)
+
+    def delete_calendar(self, calendar: CalendarRef) -> None:
+        """Delete a calendar (refused, 409, while a job lists it)."""
+        self._call("DELETE", calendar.path)
+
     # -- HTTP ----------------------------------------------------------------------------------
 
     def _put(self, path: str, body: Any) -> Written:
@@ -251,7 +274,8 @@ class HorariumClient:
         link = body.get("nextLink")
         if not isinstance(value, list):
             raise ClientError(f"the answer from {self.base_url} is not a list (no 'value')")
-        return Listing(value, link if isinstance(link, str) and link else None)
+        extra = {k: v for k, v in body.items() if k not in ("value", "nextLink")}
+        return Listing(value, link if isinstance(link, str) and link else None, extra)
 
 
 def _unless_missing(get: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:

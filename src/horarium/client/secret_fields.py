@@ -1,10 +1,12 @@
-"""Where a job's secrets go, as the job's JSON (a file, or the API's answer) shows them.
+"""Where a job's (and a collection's) secrets go, as its JSON (a file, or the API's answer) shows
+them.
 
 The API never returns a secret: passwords, the OAuth secret, the pfx, SAS tokens and keys are
 left out; credential headers and the secret parts of a URI come back as `***` (the service's
-rule, `horarium.model.secrets`, is used here too). A job read back therefore lacks them, and a
-file must carry them again before the job can be created from it. (Replacing a job that exists
-does not need them: the service keeps a stored secret while its target is unchanged.)
+rule, `horarium.model.secrets`, is used here too); a collection's notifications come back without
+their `secret`. A resource read back therefore lacks them, and a file must carry them again
+before the resource can be created from it. (Replacing one that exists does not need them: the
+service keeps a stored secret while its target is unchanged.)
 
 Property names are matched case-insensitively, as the API reads them."""
 
@@ -123,4 +125,33 @@ def as_answered(job: dict[str, Any]) -> dict[str, Any]:
             del holder[key]
     for _, holder, key in _masked(shown):
         holder[key] = mask_uri(holder[key]) if key.lower() == "uri" else MASK
+    return shown
+
+
+def _notifications(collection: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(path, object) of each of a collection's notifications."""
+    listed = _child(_child(collection, "properties"), "notifications")
+    if isinstance(listed, list):
+        for i, notification in enumerate(listed):
+            if isinstance(notification, dict):
+                yield f"properties.notifications[{i}]", notification
+
+
+def collection_secret_fields(collection: Any) -> list[SecretField]:
+    """The secrets a collection (its JSON) takes, carried or not: each notification's `secret`
+    (`***` is not carried: the API takes it as "keep the stored one")."""
+    return [
+        SecretField(f"{path}.secret", True, _carried(_child(notification, "secret")))
+        for path, notification in _notifications(collection)
+    ]
+
+
+def collection_as_answered(collection: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the collection's JSON as the API would answer it: the notifications' secrets
+    left out."""
+    shown = copy.deepcopy(collection)
+    for _, notification in _notifications(shown):
+        key = _key(notification, "secret")
+        if key is not None:
+            del notification[key]
     return shown

@@ -9,7 +9,7 @@ import click
 
 from horarium.client import CollectionRef
 from horarium.commands.connection import Connection, connection_options
-from horarium.commands.job_views import pause_pairs
+from horarium.commands.job_views import pause_pairs, paused_state
 from horarium.commands.json_input import read_document
 from horarium.commands.naming import collection_options, scope_options
 from horarium.commands.output import (
@@ -55,9 +55,22 @@ def _row(body: dict[str, Any]) -> list[str]:
         text(body.get("name")),
         resource_group_of(body),
         text(dig(body, "properties", "sku", "name")),
-        text(dig(body, "properties", "state")),
+        paused_state(text(dig(body, "properties", "state")), dig(body, "properties", "pause")),
         text(body.get("location")),
     ]
+
+
+def notification_pairs(notifications: Any) -> list[tuple[str, str]]:
+    """A collection's notifications (Horarium extension), `events → uri` each: nothing when it
+    has none."""
+    if not isinstance(notifications, list) or not notifications:
+        return []
+    described = [
+        f"{', '.join(map(str, n.get('events') or []))} → {text(n.get('uri'))}"
+        for n in notifications
+        if isinstance(n, dict)
+    ]
+    return [("notifications", "; ".join(described))]
 
 
 def _pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
@@ -69,6 +82,7 @@ def _pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
         ("sku", text(dig(body, "properties", "sku", "name"))),
         ("state", text(dig(body, "properties", "state"))),
         *pause_pairs(dig(body, "properties", "pause")),
+        *notification_pairs(dig(body, "properties", "notifications")),
         ("quota", quota_text(dig(body, "properties", "quota"))),
         ("tags", ", ".join(f"{k}={v}" for k, v in tags.items()) or NONE),
         ("id", text(body.get("id"))),

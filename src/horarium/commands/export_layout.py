@@ -2,6 +2,7 @@
 
     DIR/horarium-export.json                        {"format": 1, "subscription": "…"}
     DIR/<resource group>/<collection>/collection.json   the collection's PUT body
+    DIR/<resource group>/<collection>/calendars/<calendar>.json   each exclusion calendar's
     DIR/<resource group>/<collection>/jobs/<job>.json   each job's PUT body
 
 Each document is what the API answers for the resource without what only the service sets
@@ -21,6 +22,7 @@ MANIFEST = "horarium-export.json"
 FORMAT = 1
 COLLECTION_FILE = "collection.json"
 JOBS_FOLDER = "jobs"
+CALENDARS_FOLDER = "calendars"
 READ_ONLY = ("id", "type", "name")
 
 
@@ -31,6 +33,11 @@ def dumps(document: dict[str, Any]) -> str:
 
 def collection_document(body: dict[str, Any]) -> dict[str, Any]:
     """A collection as the API answered it, without what only the service sets."""
+    return {k: v for k, v in body.items() if k not in READ_ONLY}
+
+
+def calendar_document(body: dict[str, Any]) -> dict[str, Any]:
+    """A calendar as the API answered it, without what only the service sets."""
     return {k: v for k, v in body.items() if k not in READ_ONLY}
 
 
@@ -58,12 +65,20 @@ class JobFile:
 
 
 @dataclass(frozen=True)
+class CalendarFile:
+    name: str
+    path: Path
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class CollectionFile:
     resource_group: str
     name: str
     path: Path
     document: dict[str, Any]
     jobs: list[JobFile] = field(default_factory=list)
+    calendars: list[CalendarFile] = field(default_factory=list)
 
 
 def collection_path(root: Path, resource_group: str, collection: str) -> Path:
@@ -74,6 +89,11 @@ def collection_path(root: Path, resource_group: str, collection: str) -> Path:
 def job_path(root: Path, resource_group: str, collection: str, job: str) -> Path:
     folder = collection_path(root, resource_group, collection).parent / JOBS_FOLDER
     return folder / f"{file_name(job, 'job')}.json"
+
+
+def calendar_path(root: Path, resource_group: str, collection: str, calendar: str) -> Path:
+    folder = collection_path(root, resource_group, collection).parent / CALENDARS_FOLDER
+    return folder / f"{file_name(calendar, 'calendar')}.json"
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
@@ -95,13 +115,17 @@ def layout_files(folder: Path) -> list[Path]:
     """The files of the layout under `folder` (a root, resource group or collection folder)."""
     if not folder.is_dir():
         return []
-    found = [*folder.rglob(COLLECTION_FILE), *folder.rglob(f"{JOBS_FOLDER}/*.json")]
+    found = [
+        *folder.rglob(COLLECTION_FILE),
+        *folder.rglob(f"{JOBS_FOLDER}/*.json"),
+        *folder.rglob(f"{CALENDARS_FOLDER}/*.json"),
+    ]
     return sorted(p for p in found if p.is_file())
 
 
 def read_export(root: Path) -> list[CollectionFile]:
-    """Every collection of an export with its jobs, sorted by resource group, collection and
-    job; a one-line usage error naming the first file that is not a JSON object."""
+    """Every collection of an export with its calendars and jobs, sorted by resource group,
+    collection and name; a one-line usage error naming the first file that is not a JSON object."""
     found = []
     for path in sorted(root.glob(f"*/*/{COLLECTION_FILE}")):
         folder = path.parent
@@ -109,7 +133,13 @@ def read_export(root: Path) -> list[CollectionFile]:
             JobFile(job.stem, job, _read(job))
             for job in sorted((folder / JOBS_FOLDER).glob("*.json"))
         ]
-        found.append(CollectionFile(folder.parent.name, folder.name, path, _read(path), jobs))
+        calendars = [
+            CalendarFile(calendar.stem, calendar, _read(calendar))
+            for calendar in sorted((folder / CALENDARS_FOLDER).glob("*.json"))
+        ]
+        found.append(
+            CollectionFile(folder.parent.name, folder.name, path, _read(path), jobs, calendars)
+        )
     return found
 
 

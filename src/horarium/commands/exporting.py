@@ -1,6 +1,7 @@
-"""`horarium export DIR`: the collections and jobs of a subscription (or of one resource group
-or collection) as files (layout: `horarium.commands.export_layout`). Secrets are not in them:
-the API never returns them; the output names every file that needs them again."""
+"""`horarium export DIR`: the collections, exclusion calendars and jobs of a subscription (or of
+one resource group or collection) as files (layout: `horarium.commands.export_layout`). Secrets
+are not in them (jobs' secrets, collections' notification secrets): the API never returns them;
+the output names every file that needs them again."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from horarium.client import CollectionRef
-from horarium.client.secret_fields import secret_fields
+from horarium.client.secret_fields import SecretField, collection_secret_fields, secret_fields
 from horarium.commands.collections import resource_group_of
 from horarium.commands.connection import Connection, RequestFailed, connection_options
 from horarium.commands.export_layout import (
     MANIFEST,
+    calendar_document,
+    calendar_path,
     collection_document,
     collection_path,
     dumps,
@@ -38,11 +41,12 @@ FINISHED = ("completed", "faulted")
 
 @dataclass(frozen=True)
 class Fetched:
-    """A collection as the API answered it, with its jobs."""
+    """A collection as the API answered it, with its jobs and calendars."""
 
     ref: CollectionRef
     body: dict[str, Any]
     jobs: list[dict[str, Any]]
+    calendars: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _fetch(
@@ -56,7 +60,8 @@ def _fetch(
     found = []
     for body in bodies:
         ref = CollectionRef(subscription, resource_group_of(body), str(body.get("name")))
-        found.append(Fetched(ref, body, client.list_jobs(ref).value))
+        jobs = client.list_jobs(ref).value
+        found.append(Fetched(ref, body, jobs, client.list_calendars(ref).value))
     return sorted(found, key=lambda f: (f.ref.resource_group.lower(), f.ref.name.lower()))
 
 
@@ -89,6 +94,7 @@ class Report:
 
     collections: int = 0
     jobs: int = 0
+    calendars: int = 0
     finished: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)
     removed: int = 0
@@ -98,9 +104,9 @@ def _shown(field: str) -> str:
     return f"{field} (its *** parts)" if field.endswith(".uri") else field
 
 
-def _secrets_needed(path: Path, document: dict[str, Any]) -> str | None:
-    """`FILE: field, field (and field, if …)` for a job whose secrets must be added."""
-    fields = [f for f in secret_fields(document) if not f.present]
+def _secrets_needed(path: Path, secrets: list[SecretField]) -> str | None:
+    """`FILE: field, field (and field, if …)` for a resource whose secrets must be added."""
+    fields = [f for f in secrets if not f.present]
     required = [_shown(f.path) for f in fields if f.required]
     optional = [_shown(f.path) for f in fields if not f.required]
     if not fields:
@@ -118,8 +124,17 @@ def write_export(root: Path, subscription: str, fetched: list[Fetched], scope: P
     written: set[Path] = set()
     for item in fetched:
         group, name = item.ref.resource_group, item.ref.name
-        written.add(_write(collection_path(root, group, name), collection_document(item.body)))
+        document = collection_document(item.body)
+        path = _write(collection_path(root, group, name), document)
+        written.add(path)
         report.collections += 1
+        needed = _secrets_needed(path, collection_secret_fields(document))
+        if needed:
+            report.secrets.append(needed)
+        for body in item.calendars:
+            path = calendar_path(root, group, name, short_name(body))
+            written.add(_write(path, calendar_document(body)))
+            report.calendars += 1
         for body in item.jobs:
             job = short_name(body)
             state = str((body.get("properties") or {}).get("state", "")).lower()
@@ -130,7 +145,7 @@ def write_export(root: Path, subscription: str, fetched: list[Fetched], scope: P
             path = _write(job_path(root, group, name, job), document)
             written.add(path)
             report.jobs += 1
-            needed = _secrets_needed(path, document)
+            needed = _secrets_needed(path, secret_fields(document))
             if needed:
                 report.secrets.append(needed)
     report.removed = len(remove_stale(scope, written))
@@ -138,9 +153,10 @@ def write_export(root: Path, subscription: str, fetched: list[Fetched], scope: P
 
 
 def _print(report: Report, what: str, root: Path) -> None:
+    calendars = f", {plural(report.calendars, 'calendar')}" if report.calendars else ""
     click.echo(
-        f"Exported {plural(report.collections, 'collection')} and {plural(report.jobs, 'job')}"
-        f" of {what} to {root}."
+        f"Exported {plural(report.collections, 'collection')}{calendars} and"
+        f" {plural(report.jobs, 'job')} of {what} to {root}."
     )
     if report.removed:
         click.echo(f"Removed {plural(report.removed, 'file')} of resources that no longer exist.")
@@ -150,14 +166,14 @@ def _print(report: Report, what: str, root: Path) -> None:
             click.echo(f"  {line}")
     if report.secrets:
         click.echo(
-            "Secrets are not exported (the API never returns them). To create these jobs from"
-            " the files (after a delete, or in another subscription), add to each:"
+            "Secrets are not exported (the API never returns them). To create these resources"
+            " from the files (after a delete, or in another subscription), add to each:"
         )
         for line in report.secrets:
             click.echo(f"  {line}")
 
 
-@click.command(short_help="Write collections and jobs to JSON files (no secrets).")
+@click.command(short_help="Write collections, calendars and jobs to JSON files (no secrets).")
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
 @scope_options(collection=True)
 @connection_options
@@ -168,10 +184,11 @@ def export(
     resource_group: str | None,
     collection: str | None,
 ) -> None:
-    """Export collections and jobs to FOLDER as JSON files (no secrets).
+    """Export collections, calendars and jobs to FOLDER as JSON files (no secrets).
 
-    The collections and jobs of a subscription, or of one --resource-group, or of one
-    --collection: one file per resource, in the layout `horarium import` reads."""
+    The collections (with their exclusion calendars) and jobs of a subscription, or of one
+    --resource-group, or of one --collection: one file per resource, in the layout
+    `horarium import` reads."""
     _prepare(folder, subscription)
     with connection.client() as client:
         fetched = _fetch(client, subscription, resource_group, collection)

@@ -1,12 +1,13 @@
-"""`horarium import DIR`: the collections, then the jobs, of an export (or of files laid out
-the same way) PUT into a subscription.
+"""`horarium import DIR`: the collections, then their exclusion calendars, then the jobs (which
+may list the calendars), of an export (or of files laid out the same way) PUT into a
+subscription.
 
 Idempotent by comparison: a resource whose document equals what the API answers for it (without
 what only the service sets; secrets compared as the API shows them, left out or `***`) is left
 alone, so a second import changes nothing, not even the start of a job's series. A job to create
-needs its secrets in its file; a job to replace does not (the service keeps a stored secret
-while its target is unchanged). A job whose file carries secrets is sent when it is new or
-otherwise differs (`--resend-secrets`: always)."""
+needs its secrets in its file, a collection to create its notifications' secrets; one to replace
+does not (the service keeps a stored secret while its target is unchanged). A resource whose
+file carries secrets is sent when it is new or otherwise differs (`--resend-secrets`: always)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,20 @@ from typing import TYPE_CHECKING
 import click
 
 from horarium.client import ApiRefused, CollectionRef, check_segment
-from horarium.client.secret_fields import as_answered, secret_fields
+from horarium.client.secret_fields import (
+    SecretField,
+    as_answered,
+    collection_as_answered,
+    collection_secret_fields,
+    secret_fields,
+)
 from horarium.commands.connection import Connection, connection_options
 from horarium.commands.export_layout import (
     MANIFEST,
+    CalendarFile,
     CollectionFile,
     JobFile,
+    calendar_document,
     collection_document,
     job_document,
     read_export,
@@ -58,8 +67,10 @@ class Tally:
 
     collections: Counter[Outcome] = field(default_factory=Counter)
     jobs: Counter[Outcome] = field(default_factory=Counter)
+    calendars: Counter[Outcome] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
     secrets_kept: int = 0  # unchanged jobs whose files carry secrets that were not sent
+    collection_secrets_kept: int = 0  # the same, of collections (notification secrets)
 
     def summary(self, dry_run: bool) -> str:
         verbs = {
@@ -71,8 +82,9 @@ class Tally:
         def part(kind: str, counts: Counter[Outcome]) -> str:
             return f"{kind} " + ", ".join(f"{counts[o]} {verb}" for o, verb in verbs.items())
 
+        calendars = f" {part('calendars', self.calendars)};" if self.calendars.total() else ""
         return (
-            f"{part('collections', self.collections)}; {part('jobs', self.jobs)};"
+            f"{part('collections', self.collections)};{calendars} {part('jobs', self.jobs)};"
             f" {len(self.failures)} failed"
         )
 
@@ -85,14 +97,30 @@ class Importer:
     dry_run: bool
     resend_secrets: bool
 
-    def collection(self, ref: CollectionRef, file: CollectionFile) -> Outcome:
+    def collection(self, ref: CollectionRef, file: CollectionFile, tally: Tally) -> Outcome:
         document = collection_document(file.document)
+        fields = collection_secret_fields(document)
+        carries = any(f.present for f in fields)
         current = self.client.find_collection(ref)
-        if current is not None and collection_document(current) == document:
-            return Outcome.UNCHANGED
+        if current is not None and collection_document(current) == collection_as_answered(document):
+            if not (carries and self.resend_secrets):
+                tally.collection_secrets_kept += int(carries)
+                return Outcome.UNCHANGED
+        if current is None:
+            _require(fields)
         if self.dry_run:
             return Outcome.CREATED if current is None else Outcome.REPLACED
         written = self.client.put_collection(ref, document)
+        return Outcome.CREATED if written.created else Outcome.REPLACED
+
+    def calendar(self, ref: CollectionRef, file: CalendarFile) -> Outcome:
+        document = calendar_document(file.document)
+        current = self.client.find_calendar(ref.calendar(file.name))
+        if current is not None and calendar_document(current) == document:
+            return Outcome.UNCHANGED
+        if self.dry_run:
+            return Outcome.CREATED if current is None else Outcome.REPLACED
+        written = self.client.put_calendar(ref.calendar(file.name), document)
         return Outcome.CREATED if written.created else Outcome.REPLACED
 
     def job(self, ref: CollectionRef, file: JobFile, tally: Tally) -> Outcome:
@@ -104,15 +132,21 @@ class Importer:
             if not (carries and self.resend_secrets):
                 tally.secrets_kept += int(carries)
                 return Outcome.UNCHANGED
-        missing = [f.path for f in fields if f.required and not f.present]
-        if current is None and missing:
-            raise NotSent(
-                f"needs {', '.join(missing)} (secrets are not exported: add them to the file)"
-            )
+        if current is None:
+            _require(fields)
         if self.dry_run:
             return Outcome.CREATED if current is None else Outcome.REPLACED
         written = self.client.put_job(ref.job(file.name), document)
         return Outcome.CREATED if written.created else Outcome.REPLACED
+
+
+def _require(fields: list[SecretField]) -> None:
+    """Refuse to create a resource whose file lacks a secret it needs (`NotSent`)."""
+    missing = [f.path for f in fields if f.required and not f.present]
+    if missing:
+        raise NotSent(
+            f"needs {', '.join(missing)} (secrets are not exported: add them to the file)"
+        )
 
 
 def _attempt(tally: Tally, path: Path, work: Callable[[], Outcome]) -> Outcome:
@@ -141,15 +175,24 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
 
 
 def run_import(importer: Importer, subscription: str, found: list[CollectionFile]) -> Tally:
-    """Collections first, each followed by its jobs (skipped when their collection failed)."""
+    """Collections first, each followed by its calendars, then its jobs (a job PUT naming a
+    calendar the collection lacks is refused); both skipped when their collection failed."""
     tally = Tally()
-    total = sum(1 + len(c.jobs) for c in found)
+    total = sum(1 + len(c.calendars) + len(c.jobs) for c in found)
     with _progress(total) as advance:
         for file in found:
             ref = CollectionRef(subscription, file.resource_group, file.name)
-            outcome = _attempt(tally, file.path, partial(importer.collection, ref, file))
+            outcome = _attempt(tally, file.path, partial(importer.collection, ref, file, tally))
             tally.collections[outcome] += 1
             advance()
+            for calendar in file.calendars:
+                if outcome is Outcome.FAILED:
+                    tally.failures.append(f"{calendar.path}: not sent (its collection failed)")
+                    tally.calendars[Outcome.FAILED] += 1
+                else:
+                    work = partial(importer.calendar, ref, calendar)
+                    tally.calendars[_attempt(tally, calendar.path, work)] += 1
+                advance()
             for job in file.jobs:
                 if outcome is Outcome.FAILED:
                     tally.failures.append(f"{job.path}: not sent (its collection failed)")
@@ -166,13 +209,15 @@ def _names_checked(found: list[CollectionFile]) -> None:
         try:
             check_segment(file.resource_group, "resource group")
             check_segment(file.name, "collection")
+            for calendar in file.calendars:
+                check_segment(calendar.name, "calendar")
             for job in file.jobs:
                 check_segment(job.name, "job")
         except ValueError as e:
             raise OneLineError(f"{file.path}: {e}") from None
 
 
-@click.command(name="import", short_help="PUT the collections and jobs of an export.")
+@click.command(name="import", short_help="PUT the collections, calendars and jobs of an export.")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--subscription",
@@ -184,7 +229,7 @@ def _names_checked(found: list[CollectionFile]) -> None:
 @click.option(
     "--resend-secrets",
     is_flag=True,
-    help="Also PUT unchanged jobs whose files carry secrets (to change a secret).",
+    help="Also PUT unchanged collections and jobs whose files carry secrets (to change one).",
 )
 @click.option("--dry-run", is_flag=True, help="Compare only; send nothing.")
 @connection_options
@@ -195,10 +240,10 @@ def import_(
     resend_secrets: bool,
     dry_run: bool,
 ) -> None:
-    """Import the collections and jobs of an export (PUT what differs).
+    """Import the collections, calendars and jobs of an export (PUT what differs).
 
-    Collections first, then their jobs; a resource that equals the file is left alone, so
-    importing twice changes nothing the second time."""
+    Collections first, then their calendars, then their jobs; a resource that equals the file
+    is left alone, so importing twice changes nothing the second time."""
     manifest = read_manifest(folder)
     if manifest is None:
         raise OneLineError(f"{folder} is not a Horarium export (it has no {MANIFEST})")
@@ -211,9 +256,17 @@ def import_(
         click.echo(f"Error: {line}", err=True)
     verb = "Compared" if dry_run else "Imported"
     click.echo(f"{verb} {folder} into the subscription {target}: {tally.summary(dry_run)}.")
-    if tally.secrets_kept:
+    kept = [
+        plural(n, what)
+        for n, what in (
+            (tally.collection_secrets_kept, "unchanged collection"),
+            (tally.secrets_kept, "unchanged job"),
+        )
+        if n
+    ]
+    if kept:
         click.echo(
-            f"Secrets in the files of {plural(tally.secrets_kept, 'unchanged job')} were not sent"
+            f"Secrets in the files of {' and '.join(kept)} were not sent"
             " (--resend-secrets sends them)."
         )
     if tally.failures:

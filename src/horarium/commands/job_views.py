@@ -10,6 +10,8 @@ JOB_HEADERS = ("NAME", "STATE", "NEXT RUN", "LAST RUN", "EXECUTIONS", "FAILURES"
 JOB_NUMBERS = (4, 5, 6)
 HISTORY_HEADERS = ("TIME", "ACTION", "STATUS", "RETRY", "MESSAGE")
 UPCOMING_HEADERS = ("EXECUTION (UTC)", "LOCAL TIME", "ZONE", "REPEAT", "DAYLIGHT SAVING")
+# With executions already due that no process has run yet (a Horarium extension of upcoming).
+OVERDUE_HEADERS = (*UPCOMING_HEADERS[:-1], "IF MISSED", UPCOMING_HEADERS[-1])
 DEFAULT_RETRY = "default (fixed, every 00:00:30, 4 retries)"
 
 
@@ -32,7 +34,7 @@ def job_row(body: dict[str, Any]) -> list[str]:
     status = dig(body, "properties", "status")
     return [
         short_name(body),
-        word(dig(body, "properties", "state")),
+        paused_state(word(dig(body, "properties", "state")), dig(body, "properties", "pause")),
         when(dig(status, "nextExecutionTime")),
         when(dig(status, "lastExecutionTime")),
         _count(status, "executionCount"),
@@ -101,6 +103,26 @@ def pause_pairs(pause: Any) -> list[tuple[str, str]]:
     return [("paused until", when(pause.get("until"))), ("pause reason", text(pause.get("reason")))]
 
 
+def describe_policy(policy: Any) -> str:
+    """`overlap Skip, missed RunAll (catch-up window 1.00:00:00)` (Horarium extension)."""
+    if not isinstance(policy, dict):
+        return NONE
+    shown = f"overlap {text(policy.get('overlap'))}, missed {text(policy.get('missed'))}"
+    if policy.get("missed") == "RunAll":
+        shown += f" (catch-up window {text(policy.get('catchUpWindow'))})"
+    return shown
+
+
+def policy_pairs(policy: Any) -> list[tuple[str, str]]:
+    """A job's executionPolicy: nothing when it has none."""
+    return [("execution policy", describe_policy(policy))] if isinstance(policy, dict) else []
+
+
+def paused_state(state: str, pause: Any) -> str:
+    """A list's STATE cell: `Disabled, paused until 2031-02-03T04:05:06Z` when paused."""
+    return f"{state}, paused until {when(pause.get('until'))}" if isinstance(pause, dict) else state
+
+
 def job_pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
     properties = dig(body, "properties") or {}
     action = properties.get("action")
@@ -115,6 +137,7 @@ def job_pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
         ("error action", describe_action(error_action) if error_action else NONE),
         ("start", when(properties.get("startTime"))),
         ("recurrence", describe_recurrence(properties.get("recurrence"))),
+        *policy_pairs(properties.get("executionPolicy")),
         ("next run", when(dig(status, "nextExecutionTime"))),
         ("last run", when(dig(status, "lastExecutionTime"))),
         (
@@ -146,6 +169,13 @@ def history_lines(entries: list[dict[str, Any]]) -> list[str]:
     width = room_left(len(fixed[0]) + 2)
     messages = ["MESSAGE", *(cut(row[-1], width) for row in cells)]
     return [f"{left}  {message}".rstrip() for left, message in zip(fixed, messages, strict=True)]
+
+
+def overdue_row(entry: dict[str, Any]) -> list[str]:
+    """`upcoming_row` with what executionPolicy.missed does with an overdue execution."""
+    row = upcoming_row(entry)
+    fate = text(entry.get("ifMissed")) if entry.get("overdue") else ""
+    return [*row[:-1], fate, row[-1]]
 
 
 def upcoming_row(entry: dict[str, Any]) -> list[str]:

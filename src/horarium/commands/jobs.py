@@ -12,10 +12,13 @@ from horarium.commands.connection import Connection, connection_options
 from horarium.commands.job_views import (
     JOB_HEADERS,
     JOB_NUMBERS,
+    OVERDUE_HEADERS,
     UPCOMING_HEADERS,
+    describe_policy,
     history_lines,
     job_pairs,
     job_row,
+    overdue_row,
     upcoming_row,
     word,
 )
@@ -32,7 +35,7 @@ from horarium.commands.output import (
 )
 
 JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
-HISTORY_STATUSES = ("Completed", "Failed", "Postponed")
+HISTORY_STATUSES = ("Completed", "Failed", "Postponed", "Skipped")
 
 
 @click.group()
@@ -228,4 +231,11 @@ def upcoming(connection: Connection, job: JobRef, count: int, as_json: bool) -> 
     with connection.client() as client:
         listing = client.upcoming(job, count)
     empty = f"The job {job} has no upcoming executions."
-    print_listing(listing, as_json, UPCOMING_HEADERS, upcoming_row, empty=empty, right=(3,))
+    headers: tuple[str, ...] = UPCOMING_HEADERS
+    row = upcoming_row
+    if any(entry.get("overdue") for entry in listing.value):
+        headers, row = OVERDUE_HEADERS, overdue_row
+    print_listing(listing, as_json, headers, row, empty=empty, right=(3,))
+    policy = listing.extra.get("executionPolicy")
+    if policy and not as_json:
+        note(f"Execution policy: {describe_policy(policy)}.")

@@ -1,6 +1,6 @@
 """How commands name what they act on, as the SDK does: `--subscription S --resource-group G
 --collection C` (each also HORARIUM_SUBSCRIPTION, HORARIUM_RESOURCE_GROUP, HORARIUM_COLLECTION)
-and a job by `--job J` or a positional name."""
+and a job (or an exclusion calendar) by `--job J` (`--calendar NAME`) or a positional name."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from horarium.client import CollectionRef, check_segment
+from horarium.client import CalendarRef, CollectionRef, check_segment
 from horarium.options import OneLineError
 
 _SUBSCRIPTION = click.option(
@@ -150,3 +150,29 @@ def job_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def job_named(name: str | None, spelled: str = "JOB or --job J") -> str:
     """A job name given on the command line (a one-line usage error when there is none)."""
     return _named(name, "job", spelled)
+
+
+def calendar_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The exclusion calendar a command acts on, passed on as `calendar` (a `CalendarRef`): its
+    collection's options, and its name as an argument or by `--calendar NAME`."""
+
+    @functools.wraps(command)
+    def run(
+        *args: Any,
+        collection: CollectionRef,
+        calendar: str | None,
+        calendar_name: str | None,
+        **kw: Any,
+    ) -> Any:
+        name = _one_of(calendar_name, calendar, "calendar", "--calendar")
+        ref: CalendarRef = collection.calendar(calendar_named(name))
+        return command(*args, calendar=ref, **kw)
+
+    decorated = click.option("--calendar", default=None, help="Calendar name.")(run)
+    decorated = click.argument("calendar_name", required=False, metavar="[CALENDAR]")(decorated)
+    return collection_options(positional=False)(decorated)
+
+
+def calendar_named(name: str | None, spelled: str = "CALENDAR or --calendar NAME") -> str:
+    """A calendar name given on the command line (a one-line usage error when there is none)."""
+    return _named(name, "calendar", spelled)

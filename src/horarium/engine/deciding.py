@@ -101,6 +101,7 @@ class Decider:
         decision = self._run(due, step, series.recurring, policy)
         if decision.outcome is Outcome.RUN and not due.in_flight and policy.serial:
             decision.outcome, decision.reason = overlap_outcome(due, policy, decision.expected)
+            telemetry.passed_over(decision)
         return decision
 
     def _run(

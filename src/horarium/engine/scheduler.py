@@ -1,4 +1,5 @@
-"""The engine of one process, assembled: store, plans, decider, dispatcher, recorder, cleanup."""
+"""The engine of one process, assembled: store, plans, decider, dispatcher, recorder, cleanup,
+heartbeat, the listener of cross-node wake-ups, pauses and notifications."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from horarium.engine.clock import Clock, SystemClock
 from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.nodes import NodeKeeper, this_node
+from horarium.engine.notifying import Notifier
 from horarium.engine.owners import owner_id
 from horarium.engine.pauses import end_pauses_forever
 from horarium.engine.plans import Plans
 from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
+from horarium.engine.wakeups import WakeListener
 from horarium.store.runs.store import Runs
 
 
@@ -54,12 +57,16 @@ class Scheduler:
             settings.node_timeout,
             self.dispatcher.wake,
         )
+        self.wakeups = WakeListener(db, self.dispatcher.wake, self.reachability)
         self._poll_interval = settings.poll_interval
+        self.notifier = Notifier(db, self.clock, settings)
         self._cleanup: asyncio.Task[None] | None = None
         self._pauses: asyncio.Task[None] | None = None
+        self._notifications: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.node.start()
+        self.wakeups.start()
         self.dispatcher.start()
         self._cleanup = asyncio.create_task(
             clean_forever(self.db, self.clock), name="horarium-cleanup"
@@ -68,12 +75,15 @@ class Scheduler:
             end_pauses_forever(self.db, self.clock, self._poll_interval, self.wake),
             name="horarium-pauses",
         )
+        self._notifications = asyncio.create_task(
+            self.notifier.run_forever(), name="horarium-notifications"
+        )
 
     def wake(self) -> None:
         self.dispatcher.wake()
 
     async def stop(self) -> None:
-        for task in (self._cleanup, self._pauses):
+        for task in (self._cleanup, self._pauses, self._notifications):
             if task is None:
                 continue
             task.cancel()
@@ -81,6 +91,7 @@ class Scheduler:
                 await task
             except asyncio.CancelledError:
                 pass
+        await self.wakeups.stop()
         await self.dispatcher.stop()
         await self.node.stop()
         await self.runs.close()

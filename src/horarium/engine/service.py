@@ -14,6 +14,7 @@ from horarium.config import Settings
 from horarium.engine.gc_tuning import tune_gc
 from horarium.engine.scheduler import Scheduler
 from horarium.loops import running_loop_name
+from horarium.observe.health import EngineState
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,13 @@ def running() -> bool:
     when none was started."""
     schedulers = list(_running)
     return bool(schedulers) and all(s.dispatcher.running for s in schedulers)
+
+
+def state() -> EngineState | None:
+    """This process's scheduler as `/readyz?verbose` shows it; None when none was started."""
+    for scheduler in list(_running):
+        return EngineState(scheduler.runs.owner, scheduler.wakeups.listening)
+    return None
 
 
 async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awaitable[None]]:

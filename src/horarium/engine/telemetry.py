@@ -23,10 +23,13 @@ from horarium.observe import metrics
 from horarium.store.runs.vocabulary import (
     Attempt,
     DueJob,
+    ExecutionKind,
     Finish,
     JobInfo,
+    Outcome,
     Phase,
     Retry,
+    RunExecution,
     StartErrorAction,
     Step,
 )
@@ -43,6 +46,7 @@ class _Kind:
     attempts: Counter
     duration: Histogram
     execution: Counter | None  # the execution ended
+    backfill: Counter | None  # the execution ended, when it is a backfill one
     retry: Counter | None  # a retry follows
     event: str
     level: int
@@ -76,6 +80,7 @@ def _kind(key: _KindKey) -> _Kind:
         attempts=metrics.ATTEMPTS.labels(run_type, phase, outcome),
         duration=metrics.ACTION_DURATION.labels(run_type, outcome),
         execution=metrics.EXECUTIONS.labels(main_type, ended) if ended else None,
+        backfill=metrics.BACKFILL_EXECUTIONS.labels(ended) if ended else None,
         retry=metrics.RETRIES.labels(run_type, phase) if follows is Retry else None,
         event=name,
         level=level,
@@ -102,6 +107,8 @@ def attempt_ended(attempt: Attempt) -> None:
     kind.duration.observe(duration)
     if kind.execution is not None:
         kind.execution.inc()
+        if kind.backfill is not None and execution.kind == ExecutionKind.BACKFILL:
+            kind.backfill.inc()
     if kind.retry is not None:
         kind.retry.inc()
     lag = (attempt.started - execution.expected).total_seconds()
@@ -145,7 +152,8 @@ def claimed(due: DueJob) -> None:
 
 
 def postponed(info: JobInfo, step: Advance) -> None:
-    """Executions of a job were missed: the latest runs, the others are Postponed."""
+    """Executions of a job were missed: those the job's executionPolicy.missed does not run
+    (by default all but the latest) are Postponed."""
     missed = len(step.postponed) + step.postponed_unrecorded
     metrics.POSTPONED.inc(missed)
     event(
@@ -156,8 +164,16 @@ def postponed(info: JobInfo, step: Advance) -> None:
         missed=missed,
         first_missed=_iso(step.postponed[0].expected) if step.postponed else None,
         last_missed=_iso(step.postponed[-1].expected) if step.postponed else None,
-        runs=_iso(step.run.expected),
+        runs=_iso(step.run.expected) if step.runs else None,
     )
+
+
+def passed_over(decision: RunExecution) -> None:
+    """A due execution of a job whose executions must not overlap was skipped or buffered."""
+    if decision.outcome is Outcome.SKIP:
+        metrics.SKIPPED.inc()
+    elif decision.outcome is Outcome.BUFFER:
+        metrics.BUFFERED.inc()
 
 
 def schedule_broken(due: DueJob, error: Exception) -> None:

@@ -1,7 +1,8 @@
 """Job collections on the wire: request bodies into canonical values, stored rows into responses.
 
-Stored: `location` (display name), `sku` and `state` in their columns; `tags` and `quota` in
-the row's `document` as ``{"tags": {...}, "quota": {...}}`` (each only when given).
+Stored: `location` (display name), `sku` and `state` in their columns; `tags`, `quota` and the
+extensions (`pause`, `notifications`) in the row's `document` as
+``{"tags": {...}, "quota": {...}, …}`` (each only when given).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from horarium.model.fields import integer, obj, string_map, text
 from horarium.model.keys import MapOf, Shape, canonical_keys
 from horarium.model.locations import display_name
 from horarium.model.names import COLLECTION_TYPE, CollectionName
+from horarium.model.notifications import NOTIFICATIONS, parse_notifications
+from horarium.model.notifications import SHAPE as NOTIFICATIONS_SHAPE
+from horarium.model.notifications import shown as shown_notifications
 from horarium.model.pause import PAUSE, parse_pause, require_disabled, shown, without_since
 from horarium.model.pause import SHAPE as PAUSE_SHAPE
 
@@ -36,6 +40,7 @@ BODY_SHAPE: dict[str, Shape] = {
         "state": None,
         "quota": QUOTA_SHAPE,
         "pause": PAUSE_SHAPE,
+        "notifications": NOTIFICATIONS_SHAPE,
     },
 }
 
@@ -48,6 +53,8 @@ class CollectionInput:
     state: str
     quota: dict[str, Any] | None
     pause: dict[str, Any] | None = None  # canonical; `since` is set by the API (model.pause)
+    # canonical; a secret None is kept from the stored one (model.notifications.keep_secrets)
+    notifications: list[dict[str, Any]] | None = None
 
     @property
     def document(self) -> dict[str, Any]:
@@ -58,6 +65,8 @@ class CollectionInput:
             out["quota"] = self.quota
         if self.pause is not None:
             out[PAUSE] = self.pause
+        if self.notifications:
+            out[NOTIFICATIONS] = self.notifications
         return out
 
 
@@ -79,6 +88,8 @@ def stored_body(
         properties["quota"] = document["quota"]
     if document.get(PAUSE) is not None:
         properties[PAUSE] = without_since(document[PAUSE])
+    if document.get(NOTIFICATIONS):
+        properties[NOTIFICATIONS] = shown_notifications(document[NOTIFICATIONS])
     body: dict[str, Any] = {"properties": properties}
     if location is not None:
         body["location"] = location
@@ -123,6 +134,9 @@ def parse_collection(body: dict[str, Any]) -> CollectionInput:
     if properties.get(PAUSE) is not None:
         pause = parse_pause(properties[PAUSE], "properties.pause")
         require_disabled(pause, state, "properties.pause", "collection")
+    notifications = None
+    if properties.get(NOTIFICATIONS) is not None:
+        notifications = parse_notifications(properties[NOTIFICATIONS], "properties.notifications")
     return CollectionInput(
         location=display_name(location.strip()) if location and location.strip() else None,
         tags=tags,
@@ -130,6 +144,7 @@ def parse_collection(body: dict[str, Any]) -> CollectionInput:
         state=state,
         quota=quota,
         pause=pause,
+        notifications=notifications,
     )
 
 
@@ -194,5 +209,7 @@ def render_collection(
         properties["quota"] = rendered
     if document.get(PAUSE) is not None:  # Horarium extension
         properties[PAUSE] = shown(document[PAUSE])
+    if document.get(NOTIFICATIONS):  # Horarium extension; secrets are never shown
+        properties[NOTIFICATIONS] = shown_notifications(document[NOTIFICATIONS])
     out["properties"] = properties
     return out

@@ -5,9 +5,9 @@ executions run, and of missed executions the latest runs once."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from horarium.model import enums
@@ -91,3 +91,24 @@ def policy_of(definition: Mapping[str, Any]) -> ExecutionPolicy:
         except ValueError:
             window = DEFAULT_CATCH_UP_WINDOW
     return ExecutionPolicy(overlap, missed, window)
+
+
+def missed_runs(missed: Sequence[datetime], now: datetime, policy: ExecutionPolicy) -> list[bool]:
+    """Of a job's executions `missed` (oldest first, all due by `now` and found more than the
+    grace period late), which ones its policy runs (True) rather than records as Postponed:
+    the latest (`RunLatest`), those inside `catchUpWindow` (`RunAll`), none (`Skip`). What the
+    engine decides (`engine/missed.py`), for previews."""
+    if policy.missed == MISSED_SKIP:
+        return [False] * len(missed)
+    if policy.missed == MISSED_RUN_ALL:
+        start = now - policy.catch_up_window
+        return [instant >= start for instant in missed]
+    return [i == len(missed) - 1 for i in range(len(missed))]
+
+
+def describe_policy(policy: ExecutionPolicy) -> str:
+    """One line for people: `overlap Skip, missed RunAll (catchUpWindow 02:00:00)`."""
+    shown = f"overlap {policy.overlap}, missed {policy.missed}"
+    if policy.missed == MISSED_RUN_ALL:
+        shown += f" (catchUpWindow {format_timespan(policy.catch_up_window)})"
+    return shown

@@ -1,17 +1,23 @@
 """Readiness: whether this process can do its work — the database answers within a short time,
 its schema is at the newest migration this version knows, and the scheduler runs when this
-process should run one. `/readyz` answers from it (`horarium.api.probes`)."""
+process should run one. `/readyz` answers from it (`horarium.api.probes`), and `/readyz?verbose`
+also from the node's view of the cluster (`NodeView`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from horarium.store import engine_status
+from horarium.store.engine_status import NodeRow
 from horarium.store.open_errors import explain
 from horarium.store.probes import head_revision, schema_revision
 
@@ -30,12 +36,53 @@ class Problem:
     message: str
 
 
-class Readiness:
-    """`engine_running`: None when this process runs no scheduler; else whether it runs."""
+@dataclass(frozen=True)
+class EngineState:
+    """This process's scheduler: its node id (the lease owner id, `host:pid:random`), and
+    whether its connection listening for the API's writes is open (None: the database delivers
+    no notifications, SQLite)."""
 
-    def __init__(self, db: AsyncEngine, engine_running: Callable[[], bool] | None) -> None:
+    node: str
+    listening: bool | None
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """The cluster as this process sees it. `heartbeat_age`, `leases_held` and `live_nodes`
+    are None when the database could not be read (or, the first two, when this process runs
+    no scheduler)."""
+
+    node: str | None
+    host: str
+    pid: int
+    roles: Sequence[str]
+    database_reachable: bool
+    listening: bool | None
+    heartbeat_age: float | None
+    leases_held: int | None
+    live_nodes: Sequence[NodeRow] | None
+    now: datetime
+
+
+class Readiness:
+    """`engine_running`: None when this process runs no scheduler; else whether it runs.
+    `roles`: what this process does ("api", "engine"); `engine`: its scheduler's state (None:
+    none runs); `node_timeout`: beats older than this are of nodes gone."""
+
+    def __init__(
+        self,
+        db: AsyncEngine,
+        engine_running: Callable[[], bool] | None,
+        *,
+        roles: Sequence[str] = (),
+        engine: Callable[[], EngineState | None] | None = None,
+        node_timeout: float = 15.0,
+    ) -> None:
         self._db = db
         self._engine_running = engine_running
+        self._roles = tuple(roles)
+        self._engine = engine
+        self._node_timeout = timedelta(seconds=node_timeout)
         self._lock = asyncio.Lock()
         self._checked_at = float("-inf")
         self._problems: list[Problem] = []
@@ -47,6 +94,38 @@ class Readiness:
                 self._problems = await self._check()
                 self._checked_at = time.monotonic()
             return list(self._problems)
+
+    async def view(self, problems: Sequence[Problem]) -> NodeView:
+        """This node's view, `problems` being what `problems()` answered."""
+        engine = self._engine() if self._engine is not None else None
+        reachable = not any(p.code == "DatabaseUnreachable" for p in problems)
+        now = datetime.now(UTC)
+        seen: list[NodeRow] | None = None
+        leases: int | None = None
+        if reachable:
+            try:
+                async with asyncio.timeout(PING_TIMEOUT), self._db.connect() as conn:
+                    seen = await engine_status.nodes_seen(conn)
+                    if engine is not None:
+                        leases = await engine_status.leases_of(conn, engine.node, now)
+            except Exception as exc:
+                log.warning("readiness: could not read the nodes (%s)", type(exc).__name__)
+                reachable = False
+        mine = [n for n in seen or () if engine is not None and n.id == engine.node]
+        return NodeView(
+            node=engine.node if engine is not None else None,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            roles=self._roles,
+            database_reachable=reachable,
+            listening=engine.listening if engine is not None else None,
+            heartbeat_age=(now - mine[0].last_beat).total_seconds() if mine else None,
+            leases_held=leases,
+            live_nodes=None
+            if seen is None
+            else [n for n in seen if now - n.last_beat <= self._node_timeout],
+            now=now,
+        )
 
     async def _check(self) -> list[Problem]:
         problems = await self._database()

@@ -17,6 +17,7 @@ from typing import Protocol
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 
 from horarium.model.enums import ACTION_TYPES
+from horarium.model.notifications import EVENTS
 
 # No `*_created` series: they double the exposition and say only when the process started.
 disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -52,7 +53,28 @@ RETRIES = Counter(
 POSTPONED = Counter(
     "horarium_postponed",
     "Missed executions that were not run (history says Postponed): due more than"
-    " --grace-period ago when claimed.",
+    " --grace-period ago when claimed (with executionPolicy.missed RunAll: older than its"
+    " catchUpWindow; Skip: every one).",
+)
+# The job's executionPolicy and backfill (Horarium extensions; docs/engine.md).
+SKIPPED = Counter(
+    "horarium_skipped",
+    "Executions not run because the job's previous one was unfinished (executionPolicy.overlap"
+    " Skip, or BufferOne with one already waiting; history says Skipped).",
+)
+BUFFERED = Counter(
+    "horarium_buffered",
+    "Executions queued to run when the job's previous one ends (executionPolicy.overlap"
+    " BufferOne).",
+)
+BACKFILL_QUEUED = Counter(
+    "horarium_backfill_queued",
+    "Executions queued by POST …/jobs/{job}/backfill (counted by the process answering it).",
+)
+BACKFILL_EXECUTIONS = Counter(
+    "horarium_backfill_executions",
+    "Backfill executions that ended, by outcome (succeeded, error_action_succeeded, faulted).",
+    ["outcome"],
 )
 LEASE_TAKEOVERS = Counter(
     "horarium_lease_takeovers",
@@ -122,6 +144,23 @@ HTTP_DURATION = Histogram(
     ["route", "method"],
     buckets=_SHORT,
 )
+NOTIFICATIONS_DELIVERED = Counter(
+    "horarium_notifications_delivered",
+    "Notifications a target accepted (answered 2xx), by event.",
+    ["event"],
+)
+NOTIFICATION_FAILURES = Counter(
+    "horarium_notification_failures",
+    "Notification POSTs that failed (no 2xx answer, or refused), by event; each is tried again"
+    " until --notification-attempts.",
+    ["event"],
+)
+NOTIFICATIONS_FAILED = Counter(
+    "horarium_notifications_failed",
+    "Notifications given up for a target (--notification-attempts failed, the outbound policy"
+    " refuses its address, or its secret cannot be read), by event.",
+    ["event"],
+)
 BUILD_INFO = Gauge("horarium_build_info", "Always 1; the label is Horarium's version.", ["version"])
 
 
@@ -164,6 +203,11 @@ def _zero_series() -> None:
             ACTION_DURATION.labels(kind, outcome)
         for outcome in EXECUTION_OUTCOMES:
             EXECUTIONS.labels(kind, outcome)
+    for outcome in EXECUTION_OUTCOMES:
+        BACKFILL_EXECUTIONS.labels(outcome)
+    for event in EVENTS:
+        for counter in (NOTIFICATIONS_DELIVERED, NOTIFICATION_FAILURES, NOTIFICATIONS_FAILED):
+            counter.labels(event)
 
 
 _zero_series()

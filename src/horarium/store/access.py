@@ -4,6 +4,8 @@ Writes go through `store.db.write_transaction` (on SQLite: `BEGIN IMMEDIATE` und
 process's one write lock, shared with the engine). On PostgreSQL the API locks the collection
 row it writes under. A write that lost a race (a unique key, a deadlock) is retried from the
 start.
+A write that may make work due sooner passes `wake`: on PostgreSQL the transaction also
+notifies the engines of every node, delivered on commit (`store.wakeups`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TypeVar
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from horarium.store import wakeups
 from horarium.store.db import write_transaction
 
 T = TypeVar("T")
@@ -31,12 +34,22 @@ class Store:
         async with self.engine.connect() as conn:
             yield conn
 
-    async def write(self, work: Callable[[AsyncConnection], Awaitable[T]], attempts: int = 3) -> T:
-        """Run `work` in one write transaction, retrying it when it lost a race."""
+    async def write(
+        self,
+        work: Callable[[AsyncConnection], Awaitable[T]],
+        attempts: int = 3,
+        *,
+        wake: bool = False,
+    ) -> T:
+        """Run `work` in one write transaction, retrying it when it lost a race; `wake`: the
+        engines listening are woken when it commits."""
         for attempt in range(attempts):
             try:
                 async with write_transaction(self.engine) as conn:
-                    return await work(conn)
+                    result = await work(conn)
+                    if wake:
+                        await wakeups.announce(conn)
+                    return result
             except (IntegrityError, DBAPIError) as e:
                 if attempt + 1 >= attempts or not _retryable(e):
                     raise

@@ -11,9 +11,11 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.names import CollectionName
+from horarium.model.notifications import NOTIFICATIONS, event_bits
 from horarium.model.pause import PAUSE, until_of
 from horarium.store.jobs import lock_executions, lock_rows
 from horarium.store.schema import job_collections, jobs
+from horarium.store.sealing import keyring_of, seal_notifications
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ async def insert_one(
     document: dict[str, Any],
     now: datetime,
 ) -> int:
+    document = _sealed(conn, document)
     result = await conn.execute(
         insert(job_collections)
         .values(
@@ -124,6 +127,7 @@ async def insert_one(
             sku=sku,
             document=document,
             paused_until=until_of(document.get(PAUSE)),
+            notify_events=event_bits(document.get(NOTIFICATIONS)),
             created_at=now,
             updated_at=now,
         )
@@ -135,14 +139,25 @@ async def insert_one(
 async def update_one(
     conn: AsyncConnection, collection_id: int, now: datetime, **values: Any
 ) -> None:
-    """Set `location`, `state`, `sku` and/or `document` (its pause sets `paused_until`)."""
+    """Set `location`, `state`, `sku` and/or `document` (its pause sets `paused_until`, its
+    notifications `notify_events`; their secrets are sealed here)."""
     if "document" in values:
-        values["paused_until"] = until_of(values["document"].get(PAUSE))
+        document = values["document"] = _sealed(conn, values["document"])
+        values["paused_until"] = until_of(document.get(PAUSE))
+        values["notify_events"] = event_bits(document.get(NOTIFICATIONS))
     await conn.execute(
         update(job_collections)
         .where(job_collections.c.id == collection_id)
         .values(updated_at=now, **values)
     )
+
+
+def _sealed(conn: AsyncConnection, document: dict[str, Any]) -> dict[str, Any]:
+    """The document as stored: its notifications' secrets sealed (`store.sealing`)."""
+    notifications = document.get(NOTIFICATIONS)
+    if not notifications:
+        return document
+    return {**document, NOTIFICATIONS: seal_notifications(notifications, keyring_of(conn.engine))}
 
 
 async def delete_one(conn: AsyncConnection, collection_id: int) -> None:

@@ -1,6 +1,6 @@
 """The management API's SQL for what the engine processes are doing, read from the database
-they share: history entries per minute, leases held per process, and work due that nobody
-holds."""
+they share: history entries per minute, leases held per process, work due that nobody holds,
+and the nodes' heartbeats (`/readyz?verbose`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from horarium.model.enums import JobState
-from horarium.store.schema import job_executions, job_history, jobs
+from horarium.store.schema import job_executions, job_history, jobs, nodes
 
 MINUTE_TEXT = "%Y-%m-%d %H:%M"  # how `ended_per_minute` spells a minute
 
@@ -94,3 +94,33 @@ async def due_backlog(conn: AsyncConnection, now: datetime) -> Backlog:
     runs_due, runs_oldest = (await conn.execute(due_runs)).one()
     oldest = min((t for t in (jobs_oldest, runs_oldest) if t is not None), default=None)
     return Backlog(int(jobs_due), int(runs_due), oldest)
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    """An engine process's row in `nodes` (`store.runs.nodes`)."""
+
+    id: str
+    host: str
+    pid: int
+    version: str
+    started: datetime
+    last_beat: datetime
+
+
+async def nodes_seen(conn: AsyncConnection) -> list[NodeRow]:
+    """Every row of `nodes`, by id (live or not: the caller compares the beats)."""
+    n = nodes.c
+    query = select(n.id, n.host, n.pid, n.version, n.started, n.last_beat).order_by(n.id)
+    return [NodeRow(*row) for row in await conn.execute(query)]
+
+
+async def leases_of(conn: AsyncConnection, owner: str, now: datetime) -> int:
+    """The leases `owner` holds that have not run out at `now` (due jobs and continued
+    executions)."""
+    j, e = jobs.c, job_executions.c
+    held_jobs = select(func.count()).where(j.lease_owner == owner, j.lease_expires_at > now)
+    held_runs = select(func.count()).where(e.lease_owner == owner, e.due_at > now)
+    return int((await conn.execute(held_jobs)).scalar_one()) + int(
+        (await conn.execute(held_runs)).scalar_one()
+    )

@@ -211,3 +211,11 @@ async def lock_executions(conn: AsyncConnection, job_ids: Sequence[int]) -> None
             .order_by(job_executions.c.id)
             .with_for_update()
         )
+
+
+async def in_flight(conn: AsyncConnection, job_id: int, now: datetime) -> bool:
+    """Whether a process holds the job's due execution under a lease that has not run out."""
+    query = select(jobs.c.id).where(
+        jobs.c.id == job_id, jobs.c.lease_owner.is_not(None), jobs.c.lease_expires_at > now
+    )
+    return (await conn.execute(query)).first() is not None

@@ -48,6 +48,9 @@ job_collections = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     # A Disabled collection's pause ends then: the engine enables it (`store.pauses`).
     Column("paused_until", UTCDateTime, nullable=True),
+    # The events its notifications list, one bit each (`model.notifications.BITS`; 0: none):
+    # read with the claimed jobs, so that a collection without notifications costs nothing.
+    Column("notify_events", Integer, nullable=False, server_default="0"),
     Index(None, "subscription_id", "resource_group"),
     Index(None, "paused_until"),
 )
@@ -97,6 +100,9 @@ jobs = Table(
     Column("ended_at", UTCDateTime, nullable=True),  # became Completed / Faulted
     # A Disabled job's pause ends then: the engine enables it (`store.pauses`).
     Column("paused_until", UTCDateTime, nullable=True),
+    # When an execution of the job last faulted, until a main action succeeds again (kept only
+    # while its collection notifies JobRecovered: `store.runs.notices`).
+    Column("faulted_since", UTCDateTime, nullable=True),
     Index(None, "collection_id", "key", unique=True),
     Index(None, "paused_until"),
     Index(None, "next_execution_at"),
@@ -204,4 +210,24 @@ nodes = Table(
     Column("last_beat", UTCDateTime, nullable=False),
     Column("version", String(40), nullable=False),
     Index(None, "last_beat"),
+)
+
+# Notifications waiting to be delivered (Horarium extension; written by the engine in the
+# transaction that records what they tell, `store.runs.notices`; delivered by
+# `horarium.engine.notifying` through `store.outbox`). `collection_id` has no foreign key (an
+# insert would wait on an API write holding the collection row): a row whose collection is gone
+# is dropped on delivery. `body` is the exact JSON that is sent and signed.
+notifications = Table(
+    "notifications",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("collection_id", Integer, nullable=False),
+    Column("event", String(30), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    # When the row may be taken: the next attempt's time, or, while taken, the lease expiry.
+    Column("due_at", UTCDateTime, nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),  # deliveries tried
+    Column("finished", JSON, nullable=True),  # the uris done with: accepted, or refused for good
+    Index(None, "due_at"),
 )

@@ -28,12 +28,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from horarium.model.notifications import origin
 from horarium.model.secrets import masked, secrets_in, set_path, target_origin
 
 SEALED = "sealed"  # the stored definition's property holding its sealed secrets
 KEY_BYTES = 32
 _NONCE_BYTES = 12
 _AAD_PREFIX = b"horarium job secrets v1\0"
+_NOTIFICATION_AAD = b"horarium notification secret v1\0"
 
 
 class SealError(Exception):
@@ -145,6 +147,39 @@ def _associated(clear: Mapping[str, Any]) -> bytes:
     error = action.get("errorAction") if isinstance(action, Mapping) else None
     origins = [target_origin(action), target_origin(error)]
     return _AAD_PREFIX + json.dumps(origins).encode()
+
+
+# -- a collection's notification secrets (model.notifications) ----------------------------------
+
+
+def seal_notifications(
+    notifications: Sequence[Mapping[str, Any]], keyring: Keyring | None
+) -> list[dict[str, Any]]:
+    """Notifications as stored: each secret given in clear sealed, bound to the origin of its
+    uri (a sealed one, kept from the stored notification, stays as it is)."""
+    out: list[dict[str, Any]] = []
+    for notification in notifications:
+        secret = notification.get("secret")
+        if isinstance(secret, str):
+            if keyring is None:
+                raise SealError(
+                    "no secret key is attached to this database; secrets cannot be stored"
+                )
+            aad = _NOTIFICATION_AAD + origin(str(notification["uri"])).encode()
+            secret = keyring.seal(secret.encode(), aad)
+        out.append({**notification, "secret": secret})
+    return out
+
+
+def open_notification_secret(notification: Mapping[str, Any], keyring: Keyring | None) -> str:
+    """The secret of a stored notification; raises `SealError` when it cannot be opened."""
+    sealed = notification.get("secret")
+    if keyring is None:
+        raise SealError("no secret key is attached to this database; its secrets cannot be read")
+    if not isinstance(sealed, Mapping):
+        raise SealError("its sealed secret is not in the stored form")
+    aad = _NOTIFICATION_AAD + origin(str(notification.get("uri", ""))).encode()
+    return keyring.open(sealed, aad).decode()
 
 
 # -- the keyring of a database engine ------------------------------------------------------------

@@ -17,7 +17,7 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
-from horarium.store.runs import flow
+from horarium.store.runs import flow, notices
 from horarium.store.runs.statements import JOB_INFO, NO_COLLECTION, Statements, chunks
 from horarium.store.runs.vocabulary import (
     Claimed,
@@ -122,6 +122,7 @@ class Claimer:
         ]
         for part in chunks(history):
             conn.execute(insert(job_history), list(part))
+        notices.postponed(conn, runs, now)
 
     def _fault(self, conn: Connection, faults: list[FaultJob], now: datetime) -> None:
         for fault in faults:
@@ -136,6 +137,7 @@ class Claimer:
                 fault.message,
             )
             conn.execute(insert(job_history), entry)
+        notices.schedule_faults(conn, faults, now)
 
     # -- job_executions rows --------------------------------------------------------------------
 

@@ -23,11 +23,13 @@ from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.enums import HistoryStatus, JobState
 from horarium.model.execution_policy import policy_of
+from horarium.store.runs import notices
 from horarium.store.runs.dialect import RunDialect
 from horarium.store.runs.statements import chunks
 from horarium.store.runs.vocabulary import (
     Claimed,
     ExecutionKind,
+    JobInfo,
     Outcome,
     Phase,
     RunExecution,
@@ -91,9 +93,9 @@ class FlowStatements:
         self.drop = delete(job_executions).where(_e.id.in_(_IDS))
 
 
-def serial_jobs(rows: Sequence[Any]) -> list[int]:
-    """The ids of the jobs among `rows` (id, …, definition) whose executions must not overlap."""
-    return sorted({row.id for row in rows if policy_of(row.definition).serial})
+def serial_jobs(infos: Sequence[JobInfo]) -> list[int]:
+    """The ids of the jobs among `infos` whose executions must not overlap."""
+    return sorted({info.id for info in infos if policy_of(info.definition).serial})
 
 
 def previous_executions(
@@ -126,6 +128,7 @@ def settle(
     skipped = [d for d in decisions if d.outcome is Outcome.SKIP]
     if skipped:
         conn.execute(insert(job_history), [_skipped_entry(d, now) for d in skipped])
+        notices.skipped(conn, skipped, now)
     buffered = [d for d in decisions if d.outcome is Outcome.BUFFER]
     if buffered:
         conn.execute(insert(job_executions), [_queued_row(d, now) for d in buffered])

@@ -1,6 +1,7 @@
 """Recording finished attempts, in one transaction: a history entry each, the jobs' status
-counters, each execution's next step (retry, error action, finish), the series' advance and the
-final states. Only executions this process still holds are written."""
+counters, each execution's next step (retry, error action, finish), the series' advance, the
+final states and the notifications they make (`notices`). Only executions this process still
+holds are written."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
 from horarium.model.execution_policy import policy_of
+from horarium.store.runs import notices
 from horarium.store.runs.flow import wake_queued
 from horarium.store.runs.statements import Statements, chunks
 from horarium.store.runs.vocabulary import (
@@ -53,6 +55,7 @@ def record(
         conn, sql.after_later, [_counters(group, recorded_at, stamp) for group in _by_job(later)]
     )
     _wake_waiting(conn, sql, accepted, now)
+    notices.recorded(conn, accepted, now)
     return {a.execution.key for a in accepted}
 
 

@@ -37,6 +37,7 @@ JOB_INFO = (
     job_collections.c.resource_group,
     job_collections.c.name.label("collection"),
     jobs.c.collection_id,
+    job_collections.c.notify_events,
 )
 
 T = TypeVar("T")
@@ -329,6 +330,7 @@ def _due_jobs_then_collections(dialect: RunDialect) -> Any:
             c.resource_group,
             c.name.label("collection"),
             chosen.c.collection_id,
+            c.notify_events,
             chosen.c.next_execution_at,
             chosen.c.next_repeat,
             chosen.c.schedule_set_at,

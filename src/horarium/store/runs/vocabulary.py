@@ -87,6 +87,7 @@ class JobInfo:
     resource_group: str
     collection: str
     collection_id: int
+    notify: int = 0  # the events its collection notifies (`model.notifications.BITS`)
     unreadable: str | None = None  # why the job's secrets cannot be opened: do not run it
 
 

@@ -1,6 +1,8 @@
-// Job collections of the subscription: plan, state, jobs used of the quota; a form to add one.
+// Job collections of the subscription: plan, state, jobs used of the quota, notifications; a form
+// to add one.
 import { call, eachLimited, listAll, parseId, paths, session } from "./api.js";
 import { badge, errorBox, h, heading, table } from "./dom.js";
+import { pauseText, utc } from "./format.js";
 
 // Jobs a plan allows (docs/api.md, Quotas and limits); a collection's quota may lower it.
 const PLAN_JOBS = { Free: 5, Standard: 50, P10Premium: 50, P20Premium: 1000 };
@@ -18,6 +20,16 @@ function quotaCell(used, limit) {
     meter, ` ${used} of ${limit}`);
 }
 
+// A collection's notifications (Horarium extension): the events each sends, its uri on hover.
+function notificationsCell(collection) {
+  const listed = collection.properties?.notifications ?? [];
+  if (!listed.length) return h("span", { class: "muted" }, "—");
+  return h("span", { class: "notifications" }, ...listed.flatMap((n, i) => [
+    ...(i ? ["; "] : []),
+    h("span", { title: n.uri }, (n.events ?? []).join(", ")),
+  ]));
+}
+
 export async function collectionsPage(view) {
   const found = (await call("GET", paths.collections())).value;
   const used = new Map();
@@ -28,8 +40,12 @@ export async function collectionsPage(view) {
       { title: "Name", cell: (c) => h("a", { href: jobsLink(parseId(c.id).group, c.name) }, c.name) },
       { title: "Resource group", cell: (c) => parseId(c.id).group },
       { title: "Plan", cell: (c) => c.properties?.sku?.name ?? "—" },
-      { title: "State", cell: (c) => badge(c.properties?.state) },
+      { title: "State", cell: (c) => (c.properties?.pause
+        ? h("span", { class: "paused", title: `Paused ${pauseText(c.properties.pause)}` }, badge(c.properties?.state),
+          h("span", { class: "muted small" }, ` until ${utc(c.properties.pause.until)} UTC${c.properties.pause.reason ? ` — ${c.properties.pause.reason}` : ""}`))
+        : badge(c.properties?.state)) },
       { title: "Jobs (used of quota)", cell: (c) => quotaCell(used.get(c.id), limitOf(c)) },
+      { title: "Notifications", cell: notificationsCell },
       { title: "Location", cell: (c) => c.location ?? "—" },
     ];
     list.replaceChildren(table(columns, found, { empty: "No job collections in this subscription yet." }));

@@ -29,7 +29,7 @@ export async function enginePage(view) {
       throw e;
     }
     const perMinute = status.executionsPerMinute;
-    const total = perMinute.reduce((n, m) => n + m.completed + m.failed + m.postponed, 0);
+    const total = perMinute.reduce((n, m) => n + m.completed + m.failed + m.postponed + (m.skipped ?? 0), 0);
     const backlog = status.dueBacklog;
     const oldest = backlog.oldestDueTime ? `oldest due ${duration(parseTime(status.time) - parseTime(backlog.oldestDueTime))} ago` : "nothing waiting";
     const lastMinute = perMinute.at(-2) ?? perMinute.at(-1);
@@ -39,6 +39,7 @@ export async function enginePage(view) {
         { value: m.completed, class: "ok", name: "completed" },
         { value: m.failed, class: "failed", name: "failed" },
         { value: m.postponed, class: "postponed", name: "postponed" },
+        { value: m.skipped ?? 0, class: "skipped", name: "skipped" },
       ],
     }));
     body.replaceChildren(
@@ -46,10 +47,10 @@ export async function enginePage(view) {
         tile("in flight", String(status.inFlight), `${status.processes.length} process(es) holding work`),
         tile("due backlog", String(backlog.jobs + backlog.executions), oldest),
         tile("executions in the last hour", String(total),
-          `${lastMinute.completed + lastMinute.failed + lastMinute.postponed} in the last full minute`)),
-      h("div", { class: "card" }, barChart(rows, { caption: "Executions per minute (UTC): completed, failed, postponed", width: 900, height: 160 }),
+          `${lastMinute.completed + lastMinute.failed + lastMinute.postponed + (lastMinute.skipped ?? 0)} in the last full minute`)),
+      h("div", { class: "card" }, barChart(rows, { caption: "Executions per minute (UTC): completed, failed, postponed, skipped", width: 900, height: 160 }),
         h("p", { class: "legend" }, h("span", { class: "key ok" }), "completed ", h("span", { class: "key failed" }), "failed ",
-          h("span", { class: "key postponed" }), "postponed")),
+          h("span", { class: "key postponed" }), "postponed ", h("span", { class: "key skipped" }), "skipped")),
       h("h2", {}, "Processes"),
       table([
         { title: "Process (host:pid:id)", cell: (p) => h("code", {}, p.owner) },

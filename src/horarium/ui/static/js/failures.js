@@ -1,4 +1,4 @@
-// Recent Failed and Postponed executions of the subscription, across its collections
+// Recent Failed, Postponed and Skipped executions of the subscription, across its collections
 // (Horarium's GET …/providers/Microsoft.Scheduler/failures), with each job's state now.
 import { call, parseId, paths } from "./api.js";
 import { badge, h, heading, pager, table } from "./dom.js";
@@ -29,7 +29,7 @@ export async function failuresPage(view) {
         { title: "Retry", class: "num", cell: (e) => e.properties.retryCount },
         { title: "Message", cell: (e) => h("span", { class: "message", title: e.properties.message }, e.properties.message) },
       ], page.value, {
-        empty: "No failed or postponed executions.",
+        empty: "No failed, postponed or skipped executions.",
         rowClass: (e) => (String(e.properties.jobState).toLowerCase() === "faulted" ? "faulted" : null),
       }),
       pager({ offset: state.offset, size: PAGE, shown: page.value.length, more: Boolean(page.nextLink),
@@ -38,10 +38,10 @@ export async function failuresPage(view) {
   }
 
   const filter = h("select", { id: "failures-status", onchange: () => { state.status = filter.value; state.offset = 0; load(); } },
-    ["", "Failed", "Postponed"].map((s) => h("option", { value: s }, s || "Failed and postponed")));
+    ["", "Failed", "Postponed", "Skipped"].map((s) => h("option", { value: s }, s || "Failed, postponed, skipped")));
   view.append(
     heading("Failures", filter, h("button", { type: "button", onclick: () => load() }, "Refresh")),
-    h("p", { class: "muted" }, "Failed attempts and postponed (missed) executions of every job in this subscription,",
+    h("p", { class: "muted" }, "Failed attempts, postponed (missed) and skipped (overlapping) executions of every job in this subscription,",
       " newest first. Rows of jobs that are Faulted now are marked."),
     list,
   );

@@ -78,6 +78,12 @@ export function relative(text) {
   return delta >= 0 ? `in ${duration(delta)}` : `${duration(-delta)} ago`;
 }
 
+/** `until 2031-02-03 04:05:06 UTC (in 3 d 2 h) — vendor maintenance`: a pause. */
+export function pauseText(pause) {
+  const why = pause.reason ? ` — ${pause.reason}` : "";
+  return `until ${utc(pause.until)} UTC (${relative(pause.until)})${why}`;
+}
+
 const plural = (n, word) => `${n} ${word.toLowerCase()}${n === 1 ? "" : "s"}`;
 
 /** `every 5 minutes at minutes 0, 30 (Europe/Berlin)`, or `one time`. */

@@ -3,15 +3,22 @@
 import { call, paths } from "./api.js";
 import { barChart } from "./chart.js";
 import { badge, capital, confirmAction, errorBox, h, heading, pager, table } from "./dom.js";
-import { duration, parseTime, relative, schedule, utc, wallClock } from "./format.js";
+import { duration, parseTime, pauseText, relative, schedule, utc, wallClock } from "./format.js";
 import { jobsLink } from "./collections.js";
 
 const HISTORY_PAGE = 20;
 const CHART_ENTRIES = 100;
-const STATUSES = ["", "Completed", "Failed", "Postponed"];
+const STATUSES = ["", "Completed", "Failed", "Postponed", "Skipped"];
 
 const lag = (e) => parseTime(e.properties.startTime) - parseTime(e.properties.expectedExecutionTime);
 const took = (e) => parseTime(e.properties.endTime) - parseTime(e.properties.startTime);
+
+/** `Overlap: Skip · Missed: RunAll (catch-up window 1.00:00:00)`, a job's executionPolicy. */
+export function policyLine(policy) {
+  const window = policy.missed === "RunAll" ? ` (catch-up window ${policy.catchUpWindow})` : "";
+  return h("p", { class: "policy muted", id: "execution-policy" },
+    `Overlap: ${policy.overlap} · Missed: ${policy.missed}${window}`);
+}
 
 export async function jobPage(view, [group, collection, name]) {
   const path = paths.job(group, collection, name);
@@ -43,8 +50,9 @@ export async function jobPage(view, [group, collection, name]) {
     buttons.disable.disabled = capital(props.state) !== "Enabled";
     const item = (term, value) => [h("dt", {}, term), h("dd", {}, value)];
     parts.summary.replaceChildren(h("dl", { class: "summary" },
-      ...(props.pause ? item("Paused", `until ${utc(props.pause.until)} UTC (${relative(props.pause.until)})${props.pause.reason ? ` — ${props.pause.reason}` : ""}`) : []),
+      ...(props.pause ? item("Paused", pauseText(props.pause)) : []),
       item("Schedule", schedule(props)),
+      ...(props.executionPolicy ? item("Execution policy", policyLine(props.executionPolicy).textContent) : []),
       item("Next run", status.nextExecutionTime ? `${utc(status.nextExecutionTime)} UTC (${relative(status.nextExecutionTime)})` : "—"),
       item("Last run", status.lastExecutionTime ? `${utc(status.lastExecutionTime)} UTC (${relative(status.lastExecutionTime)})` : "—"),
       item("Runs", String(status.executionCount ?? 0)),
@@ -56,19 +64,30 @@ export async function jobPage(view, [group, collection, name]) {
   }
 
   async function loadUpcoming() {
-    const found = (await call("GET", `${path}/upcoming`, { query: { count: 20 } })).value;
+    const listing = await call("GET", `${path}/upcoming`, { query: { count: 20 } });
+    const found = listing.value;
     const dst = (e) => {
       if (e.movedBySpringForward) return h("span", { class: "dst", title: "The asked-for time does not exist that day" }, `moved: ${wallClock(e.scheduledLocalTime)} does not exist`);
       if (e.mergedByFallBack) return h("span", { class: "dst", title: "The asked-for time occurs twice that day; it runs once" }, "fall back: runs once");
       return e.daylightSavingTime ? h("span", { class: "muted" }, "summer time") : "";
     };
     const zone = found[0]?.timeZone ?? "UTC";
-    parts.upcoming.replaceChildren(h("h2", {}, `Next 20 executions (${zone})`), table([
+    const columns = [
       { title: "#", class: "num", cell: (e) => e.repeatCount },
       { title: "UTC", cell: (e) => utc(e.executionTime) },
       { title: "Local time", cell: (e) => h("span", { title: `UTC${e.utcOffset}` }, wallClock(e.localTime)) },
       { title: "DST", class: "wrap", cell: dst },
-    ], found, { empty: "No executions are scheduled.", compact: true }));
+    ];
+    // Executions already due that no process has run yet: what executionPolicy.missed does.
+    if (found.some((e) => e.overdue)) {
+      columns.push({ title: "Overdue", class: "wrap", cell: (e) => (e.overdue
+        ? h("span", { class: "overdue", title: "Due already; once found later than the grace period, the missed policy decides" },
+          e.ifMissed === "Runs" ? "runs if missed" : "postponed if missed")
+        : "") });
+    }
+    parts.upcoming.replaceChildren(h("h2", {}, `Next 20 executions (${zone})`),
+      listing.executionPolicy ? policyLine(listing.executionPolicy) : null,
+      table(columns, found, { empty: "No executions are scheduled.", compact: true, rowClass: (e) => (e.overdue ? "overdue-row" : null) }));
   }
 
   async function loadChart() {

@@ -87,6 +87,8 @@ export const FIELDS = [
   { id: "frequency", label: "Frequency", keys: [...R, "frequency"], group: "recurrence",
     make: () => select("frequency", [["", "One time (no recurrence)"], ...["Minute", "Hour", "Day", "Week", "Month"].map((f) => [f, f])]),
     read: (v) => (v ? v[0].toUpperCase() + v.slice(1) : ""), write: orUndefined },
+  { id: "cron", label: "Cron", keys: [...R, "cron"], group: "recurrence", hint: "instead of a frequency, e.g. 0 9 * * MON-FRI",
+    make: () => input("cron", { placeholder: "0 9 * * MON-FRI" }), read: text, write: orUndefined },
   { id: "interval", label: "Interval", keys: [...R, "interval"], group: "recurrence", hint: "every N frequency units",
     make: () => input("interval", { inputmode: "numeric", placeholder: "1" }), read: text, write: number },
   { id: "hours", label: "Hours", keys: [...S, "hours"], group: "recurrence", hint: "0..23, comma-separated",

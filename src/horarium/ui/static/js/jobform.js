@@ -8,6 +8,7 @@ import {
   FIELDS, P, S, fieldOf, getIn, input, mergePatch, pruneEmpty, select, setIn, withoutMaskedSecrets,
 } from "./jobfields.js";
 import { jobLink } from "./joblist.js";
+import { policyLine } from "./job.js";
 import { utc, wallClock } from "./format.js";
 
 const PREVIEW_COUNT = 10;
@@ -71,16 +72,18 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
       setIn(props, field.keys, field.write(value, field));
       error.textContent = field.localError;
     }
-    if (!props.recurrence?.frequency) delete props.recurrence;
+    // A recurrence is kept while it has a frequency or a cron expression (with whatever else
+    // it holds that the form does not show: jitter, excludeCalendars, onExcluded).
+    if (!props.recurrence?.frequency && !props.recurrence?.cron) delete props.recurrence;
     pruneEmpty(props, S);
     pruneEmpty(props, P);
     if (!editing) props.state = state.value;
   }
 
   function syncRecurrence() {
-    const oneTime = elementOf("frequency").value === "";
+    const oneTime = elementOf("frequency").value === "" && elementOf("cron").value.trim() === "";
     for (const { field } of controls.values()) {
-      if (field.group === "recurrence" && field.id !== "frequency") {
+      if (field.group === "recurrence" && field.id !== "frequency" && field.id !== "cron") {
         view.querySelector(`#field-${field.id}`).classList.toggle("off", oneTime);
       }
     }
@@ -145,13 +148,13 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
     try {
       const found = await call("POST", `${paths.job(group, collection, previewName)}/upcoming`,
         { body: probe, query: { count: PREVIEW_COUNT } });
-      if (ticket === asked) drawPreview(found.value, null);
+      if (ticket === asked) drawPreview(found.value, null, found.executionPolicy);
     } catch (e) {
       if (ticket === asked && e.status !== 401) drawPreview(null, e);
     }
   }
 
-  function drawPreview(executions, error) {
+  function drawPreview(executions, error, policy) {
     preview.classList.remove("busy");
     preview.dataset.version = String(Number(preview.dataset.version) + 1);
     clearErrors();
@@ -166,7 +169,7 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
       h("span", { class: "local" }, `${wallClock(e.localTime)} ${e.timeZone === "UTC" ? "" : `(${e.timeZone}, UTC${e.utcOffset})`}`),
       e.movedBySpringForward ? h("span", { class: "dst" }, `moved: ${wallClock(e.scheduledLocalTime)} does not exist`) : null,
       e.mergedByFallBack ? h("span", { class: "dst" }, "fall back: runs once") : null));
-    preview.replaceChildren(title, rows.length
+    preview.replaceChildren(title, policy ? policyLine(policy) : null, rows.length
       ? h("ol", { id: "preview-list" }, rows)
       : h("p", { class: "muted" }, "It would not run (the series is over)."));
   }
@@ -236,7 +239,7 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
 
   const back = editing ? jobLink(group, collection, jobName) : `#/jobs/${encodeURIComponent(group)}/${encodeURIComponent(collection)}`;
   const form = h("form", { class: "job-form", id: "job-form", onsubmit: save, oninput: schedulePreview, onchange: (e) => {
-    if (e.target.id === "frequency") syncRecurrence();
+    if (e.target.id === "frequency" || e.target.id === "cron") syncRecurrence();
     schedulePreview();
   } },
     h("div", { class: "fields" },

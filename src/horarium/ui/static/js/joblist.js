@@ -1,11 +1,19 @@
 // The jobs of a collection: state filter (by the API), name filter, sorting and paging (here,
-// over every job of the collection: a collection holds at most 1,000), last result per row.
+// over every job of the collection: a collection holds at most 1,000), last result per row;
+// below them, the collection's exclusion calendars.
 import { call, eachLimited, listAll, paths } from "./api.js";
+import { calendarsCard } from "./calendars.js";
 import { badge, h, heading, pager, table } from "./dom.js";
-import { inZone, parseTime, relative, schedule, utc, wallClock } from "./format.js";
+import { inZone, parseTime, pauseText, relative, schedule, utc, wallClock } from "./format.js";
 
 const PAGE = 50;
 const STATES = ["", "Enabled", "Disabled", "Faulted", "Completed"];
+
+/** A paused collection's or job's banner: until when, why, and `then`; nothing without one. */
+export function pauseNote(pause, id, then) {
+  if (!pause) return null;
+  return h("div", { class: "note pause", id, role: "status" }, `Paused ${pauseText(pause)}. ${then}`);
+}
 
 export function jobLink(group, collection, job) {
   return `#/job/${[group, collection, job].map(encodeURIComponent).join("/")}`;
@@ -27,7 +35,7 @@ export async function jobsPage(view, [group, collection]) {
   const state = { filter: "", name: "", sort: "name", descending: false, offset: 0, jobs: [], loading: true };
   const lastResult = new Map(); // job name -> history entry (or null)
   const localNext = new Map(); // job name -> local time text from …/upcoming
-  const list = h("div", {});
+  const list = h("div", { id: "jobs-list" });
   const count = h("span", { class: "muted", id: "jobs-count" });
 
   const shortName = (j) => j.name.split("/").at(-1);
@@ -138,8 +146,10 @@ export async function jobsPage(view, [group, collection]) {
       badge(info.properties?.state),
       h("span", { class: "muted" }, info.properties?.sku?.name ?? ""),
       h("a", { class: "button primary", id: "new-job", href: `#/new/${encodeURIComponent(group)}/${encodeURIComponent(collection)}` }, "New job")),
+    pauseNote(info.properties?.pause, "collection-pause", "None of its jobs runs until then."),
     h("div", { class: "toolbar" }, filter, name, count),
     list,
+    calendarsCard(group, collection),
   );
   await load();
 }

@@ -1,6 +1,7 @@
 // The dashboard's entry point: hash routes to pages, the sign-in gate, the header.
 import { session } from "./api.js";
 import { errorBox, h } from "./dom.js";
+import { calendarPage } from "./calendars.js";
 import { collectionsPage } from "./collections.js";
 import { enginePage } from "./engine.js";
 import { failuresPage } from "./failures.js";
@@ -15,6 +16,7 @@ const ROUTES = [
   [/^#\/collections$/, collectionsPage, "collections"],
   [/^#\/jobs\/([^/]+)\/([^/]+)$/, jobsPage, "collections"],
   [/^#\/job\/([^/]+)\/([^/]+)\/([^/]+)$/, jobPage, "collections"],
+  [/^#\/calendar\/([^/]+)\/([^/]+)\/([^/]+)$/, calendarPage, "collections"],
   [/^#\/new\/([^/]+)\/([^/]+)$/, jobFormPage, "collections"],
   [/^#\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, jobFormPage, "collections"],
   [/^#\/failures$/, failuresPage, "failures"],

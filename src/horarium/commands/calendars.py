@@ -1,0 +1,117 @@
+"""`horarium calendars list|show|put|delete` over the REST API: a collection's exclusion
+calendars (a Horarium extension, docs/recurrence.md §8)."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from horarium.client import CalendarRef, CollectionRef
+from horarium.commands.calendar_views import (
+    CALENDAR_HEADERS,
+    calendar_pairs,
+    calendar_row,
+    summary,
+    users_by_calendar,
+)
+from horarium.commands.connection import Connection, connection_options
+from horarium.commands.json_input import JsonDocument, read_document
+from horarium.commands.naming import calendar_named, calendar_options, collection_options
+from horarium.commands.output import emit_json, json_option, note, print_listing, print_resource
+
+
+@click.group()
+def calendars() -> None:
+    """Exclusion calendars of a collection, through the REST API (--url, --token)."""
+
+
+@calendars.command(name="list")
+@collection_options(positional=False)
+@json_option
+@connection_options
+def list_calendars(connection: Connection, collection: CollectionRef, as_json: bool) -> None:
+    """The calendars of a collection: what each excludes, the jobs that list it."""
+    with connection.client() as client:
+        listing = client.list_calendars(collection)
+        users = {} if as_json else users_by_calendar(client.list_jobs(collection).value)
+    empty = f"No calendars in the collection {collection}."
+    print_listing(
+        listing, as_json, CALENDAR_HEADERS, partial(calendar_row, users=users), empty=empty
+    )
+
+
+@calendars.command()
+@calendar_options
+@json_option
+@connection_options
+def show(connection: Connection, calendar: CalendarRef, as_json: bool) -> None:
+    """One calendar: its weekends, holidays, dates, ranges, iCalendar size, and its jobs."""
+    with connection.client() as client:
+        body = client.get_calendar(calendar)
+        users = {} if as_json else users_by_calendar(client.list_jobs(calendar.collection).value)
+    print_resource(body, as_json, partial(calendar_pairs, users=users))
+
+
+def _name_for(document: JsonDocument, given: str | None) -> str:
+    """`--calendar`, else the file's `name` (`collection/calendar`), else the file's name
+    without `.json`."""
+    if given:
+        return calendar_named(given)
+    inside = document.value.get("name")
+    if isinstance(inside, str) and inside.strip("/"):
+        return calendar_named(inside.rstrip("/").rsplit("/", 1)[-1])
+    if document.source != "-":
+        return calendar_named(Path(document.source).stem)
+    return calendar_named(None, "--calendar NAME (the JSON on stdin has no name)")
+
+
+def _body(document: JsonDocument) -> Any:
+    """The resource as the file gives it, or the file's object as its `properties`."""
+    if "properties" in document.value:
+        return document.raw
+    return json.dumps({"properties": document.value}).encode()
+
+
+@calendars.command()
+@click.argument("file", type=click.File("r"))
+@click.option(
+    "--calendar",
+    default=None,
+    help="Calendar name (default: the file's 'name', else the file's name without .json).",
+)
+@collection_options(positional=False)
+@json_option
+@connection_options
+def put(
+    connection: Connection,
+    collection: CollectionRef,
+    file: IO[str],
+    calendar: str | None,
+    as_json: bool,
+) -> None:
+    """Create or replace a calendar from FILE ('-': stdin): the resource's JSON, or only its
+    properties ({"weekends": true, "dates": [...], ...}). The jobs that list it are scheduled
+    again."""
+    document = read_document(file, "calendar")
+    ref = collection.calendar(_name_for(document, calendar))
+    with connection.client() as client:
+        written = client.put_calendar(ref, _body(document))
+    if as_json:
+        emit_json(written.body)
+    else:
+        verb = "Created" if written.created else "Replaced"
+        note(f"{verb} the calendar {ref} (excludes {summary(written.body.get('properties'))}).")
+
+
+@calendars.command()
+@calendar_options
+@connection_options
+def delete(connection: Connection, calendar: CalendarRef) -> None:
+    """Delete a calendar (the API refuses while a job lists it)."""
+    with connection.client() as client:
+        client.delete_calendar(calendar)
+    note(f"Deleted the calendar {calendar}.")

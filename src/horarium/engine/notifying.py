@@ -1,0 +1,130 @@
+"""The periodic task that delivers notifications (`docs/engine.md`, "Notifications"): every
+`poll_interval` it looks up when the earliest one is due (an index lookup, no write lock) and,
+once one is, takes a batch under a lease (`store.outbox`), POSTs each to the targets that have
+not accepted it yet (`actions.webhooks`, all at once), and settles them: delivered ones go, the
+others are tried again after `--notification-retry-seconds`, doubled after each failure, until
+`--notification-attempts`. It runs beside the dispatcher, with its own connections, so a slow
+or failing receiver never delays an execution. Failures are logged (WARNING, the target's
+origin only: no path, query or secret) and counted (`observe.metrics`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from horarium.actions.webhooks import Sent, WebhookSender
+from horarium.config import Settings
+from horarium.engine.clock import Clock
+from horarium.model.notifications import origin
+from horarium.observe import metrics
+from horarium.store import outbox
+from horarium.store.outages import is_outage
+
+log = logging.getLogger(__name__)
+
+BATCH = 50  # notifications taken per transaction
+MAX_DELAY = 3600.0  # seconds: the longest wait between two attempts
+LEASE_MARGIN = 60.0  # seconds a taken batch is held beyond the HTTP timeout
+
+
+class Notifier:
+    def __init__(self, db: AsyncEngine, clock: Clock, settings: Settings) -> None:
+        self.db = db
+        self.clock = clock
+        self.settings = settings
+        self.attempts = max(1, settings.notification_attempts)
+        self.lease = timedelta(seconds=settings.http_timeout + LEASE_MARGIN)
+        self._sender: WebhookSender | None = None
+
+    def delay(self, failures: int) -> float:
+        """Seconds before the next attempt after `failures` failed ones."""
+        base = max(0.0, self.settings.notification_retry_seconds)
+        return float(min(MAX_DELAY, base * 2 ** min(failures - 1, 30)))
+
+    async def run_forever(self) -> None:
+        settings = self.settings
+        async with WebhookSender(
+            settings.outbound_deny, settings.outbound_allow, settings.http_timeout
+        ) as sender:
+            self._sender = sender
+            while True:
+                try:
+                    taken = await self.deliver_once()
+                except Exception as exc:
+                    taken = 0
+                    if not is_outage(exc):
+                        log.exception("delivering notifications failed")
+                    # else: the engine's other transactions report the outage, once
+                if taken < BATCH:
+                    await asyncio.sleep(settings.poll_interval)
+
+    async def deliver_once(self) -> int:
+        """Deliver the notifications due now (one batch); returns how many were taken."""
+        now = self.clock.now()
+        due = await outbox.next_due(self.db)
+        if due is None or due > now:
+            return 0
+        taken = await outbox.take(self.db, now, BATCH, self.lease)
+        if taken:
+            settled = await asyncio.gather(*(self._deliver(p) for p in taken))
+            await outbox.settle(self.db, settled)
+        return len(taken)
+
+    async def _deliver(self, pending: outbox.Pending) -> outbox.Settled:
+        sender = self._sender
+        assert sender is not None
+        body = pending.body.encode()
+        about = json.loads(pending.body)
+        delivery = str(about.get("id", ""))
+        targets = pending.targets
+        results = await asyncio.gather(
+            *(
+                sender.post(t.uri, body, t.secret, pending.event, delivery)
+                if t.secret is not None
+                else _unreadable(t.unreadable)
+                for t in targets
+            )
+        )
+        attempt = pending.attempts + 1
+        finished = list(pending.finished)
+        retry = False
+        for target, sent in zip(targets, results, strict=True):
+            if sent.ok:
+                metrics.NOTIFICATIONS_DELIVERED.labels(pending.event).inc()
+                finished.append(target.uri)
+                continue
+            metrics.NOTIFICATION_FAILURES.labels(pending.event).inc()
+            final = sent.final or attempt >= self.attempts
+            if final:
+                metrics.NOTIFICATIONS_FAILED.labels(pending.event).inc()
+                finished.append(target.uri)
+            else:
+                retry = True
+            log.warning(
+                "notification %s of job %s/%s to %s failed (attempt %d of %d): %s; %s",
+                pending.event,
+                about.get("jobCollection"),
+                about.get("job"),
+                origin(target.uri),
+                attempt,
+                self.attempts,
+                sent.detail,
+                "given up" if final else f"next attempt in {self.delay(attempt):g} s",
+            )
+        if not retry:
+            return outbox.Settled(pending.id, done=True)
+        return outbox.Settled(
+            pending.id,
+            done=False,
+            attempts=attempt,
+            finished=finished,
+            retry_at=self.clock.now() + timedelta(seconds=self.delay(attempt)),
+        )
+
+
+async def _unreadable(why: str | None) -> Sent:
+    return Sent(False, why or "its secret cannot be read", final=True)
