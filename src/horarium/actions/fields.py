@@ -4,6 +4,7 @@ as on the live service, and map values may be numbers or booleans (sent as their
 A field that is missing or of the wrong type raises `ActionInputError`, whose text names the
 field and the rule; the runner turns it into a Failed execution, never an exception. (The API
 validates input with the strict readers of horarium.model.fields, which raise BadRequest.)
+An object is a `dict`, as JSON decoding gives it (a plain type check on every attempt's path).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def section(obj: Mapping[str, Any], name: str, where: str, *, required: bool = T
         if required:
             raise ActionInputError(f"'{where}.{name}' is required")
         return {}
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         raise ActionInputError(f"'{where}.{name}' must be an object")
     return value
 
@@ -52,7 +53,7 @@ def lenient_string_map(obj: Mapping[str, Any], name: str, where: str) -> dict[st
     value = lookup(obj, name)
     if value is None:
         return {}
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         raise ActionInputError(f"'{where}.{name}' must be an object of string values")
     out: dict[str, str] = {}
     for key, item in value.items():

@@ -43,7 +43,7 @@ def oauth_credentials(action: Mapping[str, Any]) -> tuple[str, str, str, str] | 
 
 def _child(obj: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
     value = _field(obj, name)
-    return value if isinstance(value, Mapping) else None
+    return value if isinstance(value, dict) else None
 
 
 def _field(obj: Mapping[str, Any], name: str) -> Any:
@@ -62,7 +62,8 @@ def _header_secrets(headers: Mapping[Any, Any], found: list[str]) -> None:
 
 def _collect(obj: Mapping[Any, Any], found: list[str]) -> str | None:
     """Append the secrets under `obj` to `found` in one pass (this runs for every attempt), and
-    return `obj`'s own Basic credentials (`user:password` in base64) when it holds both."""
+    return `obj`'s own Basic credentials (`user:password` in base64) when it holds both.
+    Objects are the `dict`s JSON decoding gives."""
     user: Any = None
     password: Any = None
     for key, value in obj.items():
@@ -78,9 +79,9 @@ def _collect(obj: Mapping[Any, Any], found: list[str]) -> str | None:
                     found.extend(sas_parts(value))
             elif lowered == "uri":
                 found.extend(uri_secrets(value))
-        elif isinstance(value, Mapping) and str(key).lower() == "headers":
+        elif isinstance(value, dict) and str(key).lower() == "headers":
             _header_secrets(value, found)
-        elif isinstance(value, Mapping):
+        elif isinstance(value, dict):
             mark = len(found)
             credentials = _collect(value, found)
             if credentials is not None:

@@ -80,7 +80,7 @@ def policy_of(definition: Mapping[str, Any]) -> ExecutionPolicy:
     """A stored job definition's policy (the defaults when it has none; the engine reads stored
     values, which the API validated, and takes a default for anything unreadable)."""
     raw = definition.get("executionPolicy")
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return DEFAULT
     overlap = enums.find(raw.get("overlap"), OVERLAPS) or OVERLAP_ALLOW
     missed = enums.find(raw.get("missed"), MISSEDS) or MISSED_RUN_LATEST
