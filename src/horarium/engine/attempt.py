@@ -25,10 +25,6 @@ def collection_arm_id(job: JobInfo) -> str:
     )
 
 
-def job_arm_id(job: JobInfo) -> str:
-    return f"{collection_arm_id(job)}/jobs/{job.name}"
-
-
 async def run_attempt(
     actions: ActionRunner,
     execution: Claimed,
@@ -42,9 +38,10 @@ async def run_attempt(
     phase = execution.phase
     error_action = action.get("errorAction")
     target = action if phase is Phase.MAIN else error_action
+    collection_id = collection_arm_id(execution.job)
     context = ExecutionContext(
-        job_id=job_arm_id(execution.job),
-        collection_id=collection_arm_id(execution.job),
+        job_id=f"{collection_id}/jobs/{execution.job.name}",
+        collection_id=collection_id,
         execution_tag=execution.tag,
         client_request_id=request_id(),
         expected_time=execution.expected,

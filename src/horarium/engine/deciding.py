@@ -16,7 +16,6 @@ from horarium.model.execution_policy import (
     MISSED_RUN_LATEST,
     MISSED_SKIP,
     ExecutionPolicy,
-    policy_of,
 )
 from horarium.store.runs.vocabulary import (
     Decision,
@@ -80,7 +79,7 @@ class Decider:
             series = self._plans.get(info.id, info.version, due.schedule_set_at, info.definition)
             # An execution already in flight when its holder died runs, however late it is.
             grace = timedelta.max if due.in_flight else self._grace
-            policy = policy_of(info.definition)
+            policy = info.policy
             if policy is DEFAULT:
                 step = advance(
                     series, due.next_execution_at, due.next_repeat, now, grace, POSTPONED_CAP

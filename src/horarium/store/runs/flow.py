@@ -22,7 +22,6 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.enums import HistoryStatus, JobState
-from horarium.model.execution_policy import policy_of
 from horarium.store.runs import notices
 from horarium.store.runs.dialect import RunDialect
 from horarium.store.runs.statements import chunks
@@ -95,7 +94,7 @@ class FlowStatements:
 
 def serial_jobs(infos: Sequence[JobInfo]) -> list[int]:
     """The ids of the jobs among `infos` whose executions must not overlap."""
-    return sorted({info.id for info in infos if policy_of(info.definition).serial})
+    return sorted({info.id for info in infos if info.policy.serial})
 
 
 def previous_executions(
@@ -187,7 +186,7 @@ def gate_queued(
     """Of the claimed rows, the queued executions of jobs whose executions must not overlap run
     one at a time, oldest first, once nothing else of the job is unfinished; the others go back
     to wait (`RECHECK`, or until an execution of the job ends)."""
-    queued = [c for c in claimed if _is_queued(c) and policy_of(c.job.definition).serial]
+    queued = [c for c in claimed if _is_queued(c) and c.job.policy.serial]
     if not queued:
         return claimed
     job_ids = sorted({c.job.id for c in queued})

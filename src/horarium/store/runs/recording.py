@@ -12,7 +12,6 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
-from horarium.model.execution_policy import policy_of
 from horarium.store.runs import notices
 from horarium.store.runs.flow import wake_queued
 from horarium.store.runs.statements import Statements, chunks
@@ -97,7 +96,7 @@ def _wake_waiting(
     ended = [
         a.execution.job.id
         for a in accepted
-        if isinstance(a.step, Finish) and policy_of(a.execution.job.definition).serial
+        if isinstance(a.step, Finish) and a.execution.job.policy.serial
     ]
     if ended:
         wake_queued(conn, sql.flow, ended, now)
@@ -199,14 +198,22 @@ def _counters(group: list[Attempt], recorded_at: Any, stamp: Stamp) -> dict[str,
     """Status counters of one job's attempts: every attempt is an execution, every failed one a
     failure, the attempt that faults its execution (the main action's last allowed one failed)
     one more faulted; the last final state among them."""
-    endings = [(state, a.execution.job_version) for a in group if (state := _final_state(a))]
-    final_state, version = endings[-1] if endings else (None, group[0].execution.job_version)
+    first = group[0]
+    failures = faults = 0
+    started = first.started
+    final_state, version = None, first.execution.job_version
+    for a in group:
+        failures += not a.succeeded
+        faults += a.faults
+        started = max(started, a.started)
+        if (state := _final_state(a)) is not None:
+            final_state, version = state, a.execution.job_version
     return {
-        "job": group[0].execution.job.id,
+        "job": first.execution.job.id,
         "executions": len(group),
-        "failures": sum(1 for a in group if not a.succeeded),
-        "faults": sum(1 for a in group if a.faults),
-        "started": stamp(max(a.started for a in group)),
+        "failures": failures,
+        "faults": faults,
+        "started": stamp(started),
         "final_state": None if final_state is None else final_state.value,
         "read_version": version,
         "recorded_at": recorded_at,

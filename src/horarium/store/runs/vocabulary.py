@@ -4,10 +4,12 @@ decided, and the states they move through."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
+
+from horarium.model.execution_policy import ExecutionPolicy, policy_of
 
 
 class ExecutionKind(StrEnum):
@@ -89,6 +91,10 @@ class JobInfo:
     collection_id: int
     notify: int = 0  # the events its collection notifies (`model.notifications.BITS`)
     unreadable: str | None = None  # why the job's secrets cannot be opened: do not run it
+    policy: ExecutionPolicy = field(init=False)  # its `executionPolicy`, read once
+
+    def __post_init__(self) -> None:
+        self.policy = policy_of(self.definition)
 
 
 @dataclass(frozen=True)
@@ -126,13 +132,10 @@ class Claimed:
     next_at: datetime | None = None
     next_repeat: int = 0
     series_set_at: datetime | None = None  # the series this execution belongs to
+    key: str = field(init=False)  # unique among the executions held at one time
 
-    @property
-    def key(self) -> str:
-        """Unique among the executions held at one time."""
-        if self.run_id is None:
-            return f"job{self.job.id}"
-        return f"run{self.run_id}"
+    def __post_init__(self) -> None:
+        self.key = f"job{self.job.id}" if self.run_id is None else f"run{self.run_id}"
 
 
 @dataclass(slots=True)
