@@ -1,37 +1,45 @@
-"""A/B of the SQLite record statements' two forms: the dispatch benchmark's burst, horarium alone.
+"""A/B of the engine's cost per execution: the dispatch benchmark's burst, horarium alone.
 
     .venv/bin/python bench/store_forms.py --form fast|plain [--jobs 2000] [--collection-share F]
     nice -n -19 valgrind --tool=callgrind .venv/bin/python bench/store_forms.py --form fast
+    nice -n -19 valgrind --tool=callgrind .venv/bin/python bench/store_forms.py --tree ../old
 
 `fast` is what the engine uses on SQLite (`store/runs/sqlite_fast.py`: instants bound as stored
 text, rows handed to the driver as tuples); `plain` is `SQLiteDialect`, SQLAlchemy's own
-parameter handling. Under callgrind, subtract a run with `--jobs 20` (start-up) and divide by
-the difference in jobs for the instructions per execution. The count is not free of the
-machine's load: the engine's timers and polls take more turns when the process runs slowly
-(+15 % seen at load 5), so compare runs taken back to back at the same load. Not a test: prints
-the dispatch benchmark's table."""
+parameter handling. `--tree` runs the engine of another checkout (a git worktree of an older
+commit) with this harness, for a before/after pair (its fast form). Under callgrind, subtract a
+run with `--jobs 20` (start-up) and divide by the difference in jobs for the instructions per
+execution.
+
+The periodic tasks (the pause and notification polls every `poll_interval`, node heartbeats)
+are slowed to once a minute unless `--periodic` is given: under callgrind the burst takes some
+30 s instead of one, so they would run about 30 times more often per execution than in a real
+run. The count is still not free of the machine's load (the engine's timers take more turns
+when the process runs slowly: +15 % seen at load 5), so compare runs taken back to back with
+nothing else running. Not a test: prints the dispatch benchmark's table."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import dispatch
-
-import horarium.store.runs.store as run_store
-from horarium.store.runs.dialect import RunDialect, SQLiteDialect, dialect_of
+# Damped periodic tasks (see above): options of `Settings`, where the checkout has them.
+DAMPED = {"poll_interval": 60.0, "node_timeout": 600.0}
 
 
-def plain_dialect_of(db: Any) -> RunDialect:
+def plain_dialect_of(db: Any) -> Any:
+    from horarium.store.runs.dialect import SQLiteDialect, dialect_of
+
     return SQLiteDialect() if db.dialect.name == "sqlite" else dialect_of(db)
 
 
 async def main(jobs: int, **tuning: Any) -> None:
+    import dispatch
+
     from horarium.loops import running_loop_name
 
     dispatch.prepare_process()
@@ -45,18 +53,35 @@ async def main(jobs: int, **tuning: Any) -> None:
         sink.wait()
 
 
+def tuning_of(arguments: argparse.Namespace) -> dict[str, Any]:
+    from horarium.config import Settings
+
+    options = {field.name for field in dataclasses.fields(Settings)}
+    tuning: dict[str, Any] = {}
+    if not arguments.periodic:
+        tuning.update({k: v for k, v in DAMPED.items() if k in options})
+    if arguments.collection_share is not None:
+        tuning["collection_share"] = arguments.collection_share
+    return tuning
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--form", choices=("fast", "plain"), required=True)
+    parser.add_argument("--form", choices=("fast", "plain"), default="fast")
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--collection-share", type=float, default=None)
+    parser.add_argument("--periodic", action="store_true", help="periodic tasks as configured")
+    parser.add_argument("--tree", type=Path, help="the checkout whose engine runs (default: this)")
     arguments = parser.parse_args()
+    tree = (arguments.tree or Path(__file__).parent.parent).resolve()
+    if arguments.tree is not None and arguments.form == "plain":
+        parser.error("--tree runs the other checkout's own (fast) form")
+    sys.path[:0] = [str(tree / "src"), str(tree / "bench")]
     if arguments.form == "plain":
+        import horarium.store.runs.store as run_store
+
         run_store.dialect_of = plain_dialect_of  # type: ignore[assignment]
     from horarium.loops import loop_factory
 
     with asyncio.Runner(loop_factory=loop_factory("auto")) as runner:
-        tuning = {}
-        if arguments.collection_share is not None:
-            tuning["collection_share"] = arguments.collection_share
-        runner.run(main(arguments.jobs, **tuning))
+        runner.run(main(arguments.jobs, **tuning_of(arguments)))
