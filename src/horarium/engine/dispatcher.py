@@ -30,6 +30,7 @@ from horarium.engine.deciding import Decider
 from horarium.engine.owners import is_gone
 from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
+from horarium.engine.tasks import cancel_and_wait
 from horarium.engine.watchdog import Watchdog
 from horarium.observe import metrics
 from horarium.store.outages import is_outage
@@ -117,7 +118,7 @@ class Dispatcher:
             done, _ = await asyncio.wait([self._loop_task], timeout=SHUTDOWN_WAIT)
             if not done:
                 self._loop_task.cancel()
-        await _cancelled(self._loop_task)
+        await cancel_and_wait(self._loop_task)
         await self._release_ready()
         if self._running:
             await asyncio.wait(self._tasks(), timeout=self._settings.drain_seconds)
@@ -127,7 +128,7 @@ class Dispatcher:
         if self._running:
             await asyncio.wait(self._tasks())
         await self._recorder.close()
-        await _cancelled(self._renew_task)  # the leases were renewed while draining
+        await cancel_and_wait(self._renew_task)  # the leases were renewed while draining
         if unfinished:
             await self._release(unfinished)
 
@@ -361,12 +362,3 @@ class Dispatcher:
                 return min(wait, interval)
             log.exception("lease renewal failed")
         return interval
-
-
-async def _cancelled(task: asyncio.Task[None] | None) -> None:
-    if task is not None:
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass

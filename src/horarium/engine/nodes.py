@@ -20,6 +20,7 @@ from datetime import timedelta
 from importlib.metadata import PackageNotFoundError, version
 
 from horarium.engine.clock import Clock
+from horarium.engine.tasks import cancel_and_wait
 from horarium.store.outages import is_outage
 from horarium.store.runs.nodes import Node, Nodes
 
@@ -48,12 +49,7 @@ class NodeKeeper:
 
     async def stop(self) -> None:
         """Stop beating and remove the node's row (call once its executions are handed back)."""
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._task)
         try:
             await self._nodes.forget()
         except Exception:

@@ -21,6 +21,7 @@ from horarium.engine.pauses import end_pauses_forever
 from horarium.engine.plans import Plans
 from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
+from horarium.engine.tasks import cancel_and_wait
 from horarium.engine.wakeups import WakeListener
 from horarium.store.runs.store import Runs
 
@@ -84,13 +85,7 @@ class Scheduler:
 
     async def stop(self) -> None:
         for task in (self._cleanup, self._pauses, self._notifications):
-            if task is None:
-                continue
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+            await cancel_and_wait(task)
         await self.wakeups.stop()
         await self.dispatcher.stop()
         await self.node.stop()

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.reachability import BACKOFF_FIRST, BACKOFF_MAX, Reachability
+from horarium.engine.tasks import cancel_and_wait
 from horarium.store import wakeups
 from horarium.store.outages import one_line
 from horarium.store.wakeups import Subscription
@@ -53,12 +54,7 @@ class WakeListener:
             self._task = asyncio.create_task(self._listen_forever(), name="horarium-wakeups")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._task)
         await self._drop()
 
     async def _listen_forever(self) -> None:
