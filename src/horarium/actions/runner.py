@@ -17,10 +17,10 @@ import asyncio
 import logging
 import traceback
 from collections.abc import Awaitable, Mapping
+from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, Self
 
-import aiohttp
 from aiohttp.abc import AbstractResolver
 
 from horarium.actions.amqp import AmqpSender
@@ -28,13 +28,14 @@ from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.fields import ActionInputError, lookup
 from horarium.actions.http import HttpActions
 from horarium.actions.oauth import TokenCache
-from horarium.actions.outbound import OutboundPolicy, PolicyResolver, guarded_socket
+from horarium.actions.outbound import OutboundPolicy
 from horarium.actions.redact import redact
 from horarium.actions.secrets_in import oauth_credentials, secrets_of
 from horarium.actions.servicebus import ServiceBusActions
+from horarium.actions.sessions import guarded_session
 from horarium.actions.storage_queue import StorageQueueActions
 from horarium.actions.templating import fill_action, template_values
-from horarium.actions.tls import ClientCertificates, default_context
+from horarium.actions.tls import ClientCertificates
 from horarium.config import Settings
 
 log = logging.getLogger(__name__)
@@ -56,8 +57,7 @@ class Actions:
         self._settings = settings
         self._policy = OutboundPolicy.parse(settings.outbound_deny, settings.outbound_allow)
         self._dns = resolver
-        self._resolver: PolicyResolver | None = None
-        self._session: aiohttp.ClientSession | None = None
+        self._closing = AsyncExitStack()
         self._tokens: TokenCache | None = None
         self._http: HttpActions | None = None
         self._storage: StorageQueueActions | None = None
@@ -65,27 +65,15 @@ class Actions:
         self._servicebus: ServiceBusActions | None = None
 
     async def __aenter__(self) -> Self:
-        tls = await asyncio.to_thread(default_context)  # reads the trust store from disk
-        self._resolver = PolicyResolver(self._policy, self._dns)
-        connector = aiohttp.TCPConnector(
-            ssl=tls,
-            limit=max(self._settings.max_in_flight, 1),
-            resolver=self._resolver,  # drops denied addresses from every DNS answer
-            socket_factory=guarded_socket(self._policy),  # and IP literals, which skip DNS
-        )
-        # No cookie jar: each execution is a request of its own, and a cookie one job's
-        # endpoint sets must not reach another job's request (nor be kept in memory).
-        self._session = aiohttp.ClientSession(
-            connector=connector, cookie_jar=aiohttp.DummyCookieJar()
+        session = await self._closing.enter_async_context(
+            guarded_session(self._policy, max(self._settings.max_in_flight, 1), self._dns)
         )
         self._tokens = tokens = TokenCache(
-            self._session, self._settings.aad_authority, self._settings.http_timeout
+            session, self._settings.aad_authority, self._settings.http_timeout
         )
-        self._http = HttpActions(
-            self._session, self._settings.http_timeout, ClientCertificates(), tokens
-        )
+        self._http = HttpActions(session, self._settings.http_timeout, ClientCertificates(), tokens)
         self._storage = StorageQueueActions(
-            self._session, self._settings.storage_queue_url, self._settings.http_timeout
+            session, self._settings.storage_queue_url, self._settings.http_timeout
         )
         self._amqp = AmqpSender(self._settings.http_timeout, policy=self._policy)
         self._servicebus = ServiceBusActions(
@@ -102,12 +90,7 @@ class Actions:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-        if self._resolver is not None:
-            await self._resolver.close()
-            self._resolver = None
+        await self._closing.aclose()
         if self._amqp is not None:
             await asyncio.to_thread(self._amqp.close)
             self._amqp = None

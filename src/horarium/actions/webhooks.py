@@ -6,22 +6,17 @@ take the connections executions use) that obeys the outbound policy (`--outbound
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
 import aiohttp
 
-from horarium.actions.outbound import (
-    OutboundPolicy,
-    OutboundRefused,
-    PolicyResolver,
-    guarded_socket,
-)
-from horarium.actions.tls import default_context
+from horarium.actions.outbound import OutboundPolicy, OutboundRefused
+from horarium.actions.sessions import guarded_session
 
 SIGNATURE = "x-horarium-signature"
 CONNECTIONS = 20  # notifications sent at once by one process
@@ -47,19 +42,11 @@ class WebhookSender:
         self._policy = OutboundPolicy.parse(deny, allow)
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
-        self._resolver: PolicyResolver | None = None
+        self._closing = AsyncExitStack()
 
     async def __aenter__(self) -> Self:
-        tls = await asyncio.to_thread(default_context)
-        self._resolver = PolicyResolver(self._policy)
-        connector = aiohttp.TCPConnector(
-            ssl=tls,
-            limit=CONNECTIONS,
-            resolver=self._resolver,
-            socket_factory=guarded_socket(self._policy),
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector, cookie_jar=aiohttp.DummyCookieJar()
+        self._session = await self._closing.enter_async_context(
+            guarded_session(self._policy, CONNECTIONS)
         )
         return self
 
@@ -69,12 +56,8 @@ class WebhookSender:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-        if self._resolver is not None:
-            await self._resolver.close()
-            self._resolver = None
+        self._session = None
+        await self._closing.aclose()
 
     async def post(self, uri: str, body: bytes, secret: str, event: str, delivery: str) -> Sent:
         assert self._session is not None, "use WebhookSender inside 'async with'"
