@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from pathlib import Path
 from typing import IO, Any
 
 import click
@@ -19,7 +18,7 @@ from horarium.commands.calendar_views import (
     users_by_calendar,
 )
 from horarium.commands.connection import Connection, connection_options
-from horarium.commands.json_input import JsonDocument, read_document
+from horarium.commands.json_input import JsonDocument, document_name, read_document
 from horarium.commands.naming import calendar_named, calendar_options, collection_options
 from horarium.commands.output import emit_json, json_option, note, print_listing, print_resource
 
@@ -56,19 +55,6 @@ def show(connection: Connection, calendar: CalendarRef, as_json: bool) -> None:
     print_resource(body, as_json, partial(calendar_pairs, users=users))
 
 
-def _name_for(document: JsonDocument, given: str | None) -> str:
-    """`--calendar`, else the file's `name` (`collection/calendar`), else the file's name
-    without `.json`."""
-    if given:
-        return calendar_named(given)
-    inside = document.value.get("name")
-    if isinstance(inside, str) and inside.strip("/"):
-        return calendar_named(inside.rstrip("/").rsplit("/", 1)[-1])
-    if document.source != "-":
-        return calendar_named(Path(document.source).stem)
-    return calendar_named(None, "--calendar NAME (the JSON on stdin has no name)")
-
-
 def _body(document: JsonDocument) -> Any:
     """The resource as the file gives it, or the file's object as its `properties`."""
     if "properties" in document.value:
@@ -97,7 +83,7 @@ def put(
     properties ({"weekends": true, "dates": [...], ...}). The jobs that list it are scheduled
     again."""
     document = read_document(file, "calendar")
-    ref = collection.calendar(_name_for(document, calendar))
+    ref = collection.calendar(document_name(document, calendar, calendar_named, "--calendar NAME"))
     with connection.client() as client:
         written = client.put_calendar(ref, _body(document))
     if as_json:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import IO, Any
 
 import click
@@ -22,7 +21,7 @@ from horarium.commands.job_views import (
     upcoming_row,
     word,
 )
-from horarium.commands.json_input import JsonDocument, read_document
+from horarium.commands.json_input import document_name, read_document
 from horarium.commands.naming import collection_options, job_named, job_options
 from horarium.commands.output import (
     dig,
@@ -74,19 +73,6 @@ def show(connection: Connection, job: JobRef, as_json: bool) -> None:
     print_resource(body, as_json, job_pairs)
 
 
-def _name_for(document: JsonDocument, given: str | None) -> str:
-    """`--job`, else the file's `name` (a job read back: `collection/job`), else the file's name
-    without `.json`."""
-    if given:
-        return job_named(given)
-    inside = document.value.get("name")
-    if isinstance(inside, str) and inside.strip("/"):
-        return job_named(inside.rstrip("/").rsplit("/", 1)[-1])
-    if document.source != "-":
-        return job_named(Path(document.source).stem)
-    return job_named(None, "--job J (the JSON on stdin has no name)")
-
-
 @jobs.command()
 @click.argument("file", type=click.File("r"))
 @click.option(
@@ -106,7 +92,7 @@ def put(
 ) -> None:
     """Create or replace a job from FILE: its JSON as the API takes it ('-': stdin)."""
     document = read_document(file, "job")
-    ref = collection.job(_name_for(document, job))
+    ref = collection.job(document_name(document, job, job_named, "--job J"))
     with connection.client() as client:
         written = client.put_job(ref, document.raw)
     if as_json:

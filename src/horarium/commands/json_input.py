@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from horarium.options import OneLineError
@@ -32,3 +34,19 @@ def read_document(file: IO[str], what: str) -> JsonDocument:
     if not isinstance(value, dict):
         raise OneLineError(f"{source}: not a JSON object (a {what} is an object)")
     return JsonDocument(source, text.encode(), value)
+
+
+def document_name(
+    document: JsonDocument, given: str | None, named: Callable[[str | None, str], str], flag: str
+) -> str:
+    """The name of the resource a document is put as: `given` (the command's `flag` option),
+    else the document's `name` (a resource read back: `collection/name`), else the file's name
+    without `.json`. `named` checks it (a one-line usage error when there is none)."""
+    if given:
+        return named(given, flag)
+    inside = document.value.get("name")
+    if isinstance(inside, str) and inside.strip("/"):
+        return named(inside.rstrip("/").rsplit("/", 1)[-1], flag)
+    if document.source != "-":
+        return named(Path(document.source).stem, flag)
+    return named(None, f"{flag} (the JSON on stdin has no name)")
