@@ -9,23 +9,22 @@ import asyncio
 import hashlib
 import hmac
 import json
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 from azure.mgmt.scheduler import SchedulerManagementClient
 
+from tests import http_receiver
 from tests.api.api_client import Api, database_url, error_of, http_job
 from tests.api.test_api_sdk import BearerOverHttp, KeyCredential
+from tests.http_receiver import wait_for
 from tests.server_process import DATABASES, LOOPBACK_ONLY, ServerProcess, serving
 
-WAIT_SECONDS = 60.0
 ATTEMPTS = 3
 SECRET = "whsec-" + "a1b2c3d4e5f6g7h8"
 ALL_EVENTS = [
@@ -37,47 +36,24 @@ ALL_EVENTS = [
 ]
 
 
-class Receiver:
-    """A real HTTP server on 127.0.0.1 recording every request; a path starting /fail answers
-    500, one starting /flaky 500 the first time and 200 after, any other 200."""
+def _answer(path: str, seen: int) -> int:
+    """A path starting /fail answers 500, one starting /flaky 500 the first time and 200 after,
+    any other 200."""
+    if path.startswith("/fail") or (path.startswith("/flaky") and seen == 1):
+        return 500
+    return 200
+
+
+class Receiver(http_receiver.Receiver):
+    """Records every request (`_answer` says how it is answered)."""
 
     def __init__(self) -> None:
-        self.received: list[dict[str, Any]] = []
-        received = self.received
-        lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length)
-                with lock:
-                    received.append(
-                        {"path": self.path, "headers": dict(self.headers), "body": body}
-                    )
-                first = sum(1 for r in received if r["path"] == self.path) == 1
-                flaky = self.path.startswith("/flaky") and first
-                status = 500 if self.path.startswith("/fail") or flaky else 200
-                self.send_response(status)
-                self.send_header("content-length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            do_GET = do_POST
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def at(self, path: str) -> list[dict[str, Any]]:
-        return [r for r in list(self.received) if r["path"] == path]
+        super().__init__(_answer)
 
     def events(self, path: str) -> list[dict[str, Any]]:
         """The notifications sent to `path`, each checked against its signature."""
         out = []
-        for request in self.at(path):
+        for request in self.requests_to(path):
             headers = {k.lower(): v for k, v in request["headers"].items()}
             expected = hmac.new(SECRET.encode(), request["body"], hashlib.sha256).hexdigest()
             assert headers["x-horarium-signature"] == f"sha256={expected}"
@@ -87,10 +63,6 @@ class Receiver:
             assert headers["x-horarium-delivery"] == body["id"]
             out.append(body)
         return out
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture(scope="module", params=DATABASES)
@@ -149,16 +121,6 @@ def _once(uri: str) -> dict[str, Any]:
     return body
 
 
-def _wait_for(check: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"{what}: not within {WAIT_SECONDS} s")
-
-
 def _of(events: list[dict[str, Any]], event: str, job: str) -> list[dict[str, Any]]:
     return [e for e in events if e["event"] == event and e["job"] == job]
 
@@ -170,13 +132,13 @@ def _state(api: Api, collection: str, job: str) -> str:
 def test_a_fault_and_the_recovery_after_it_are_notified_signed(
     api: Api, receiver: Receiver
 ) -> None:
-    name = _collection(api, _notify(receiver.url + "/notify"))
+    name = _collection(api, _notify(receiver.base_url + "/notify"))
     quiet = api.new_collection()  # no notifications: nothing is sent for it
-    assert api.put(api.job(quiet, "q"), _once(receiver.url + "/fail-quiet")).status_code == 201
-    assert api.put(api.job(name, "ok"), _once(receiver.url + "/ok-first")).status_code == 201
-    assert api.put(api.job(name, "f"), _once(receiver.url + "/fail")).status_code == 201
+    assert api.put(api.job(quiet, "q"), _once(receiver.base_url + "/fail-quiet")).status_code == 201
+    assert api.put(api.job(name, "ok"), _once(receiver.base_url + "/ok-first")).status_code == 201
+    assert api.put(api.job(name, "f"), _once(receiver.base_url + "/fail")).status_code == 201
 
-    _wait_for(lambda: _of(receiver.events("/notify"), "JobFaulted", "f"), "JobFaulted")
+    wait_for(lambda: _of(receiver.events("/notify"), "JobFaulted", "f"), "JobFaulted")
     events = receiver.events("/notify")
     [faulted] = _of(events, "ExecutionFaulted", "f")
     [job_faulted] = _of(events, "JobFaulted", "f")
@@ -190,18 +152,18 @@ def test_a_fault_and_the_recovery_after_it_are_notified_signed(
     assert _state(api, name, "f") == "faulted"
 
     # The job that succeeded without a fault before is no recovery.
-    _wait_for(lambda: _state(api, name, "ok") == "completed", "the first job completed")
+    wait_for(lambda: _state(api, name, "ok") == "completed", "the first job completed")
 
     # A recurring job run now: its first run faults (no JobFaulted: a run outside the series
     # leaves the state as it is), its next one succeeds: a recovery.
-    daily = http_job(receiver.url + "/flaky", recurrence={"frequency": "Day", "interval": 1})
+    daily = http_job(receiver.base_url + "/flaky", recurrence={"frequency": "Day", "interval": 1})
     daily["properties"]["startTime"] = "2030-01-01T00:00:00Z"
     daily["properties"]["action"]["retryPolicy"] = {"retryType": "None"}
     assert api.put(api.job(name, "d"), daily).status_code == 201
     assert api.post(api.job(name, "d") + "/run").status_code in (200, 202)
-    _wait_for(lambda: _of(receiver.events("/notify"), "ExecutionFaulted", "d"), "its fault")
+    wait_for(lambda: _of(receiver.events("/notify"), "ExecutionFaulted", "d"), "its fault")
     assert api.post(api.job(name, "d") + "/run").status_code in (200, 202)
-    _wait_for(lambda: _of(receiver.events("/notify"), "JobRecovered", "d"), "JobRecovered")
+    wait_for(lambda: _of(receiver.events("/notify"), "JobRecovered", "d"), "JobRecovered")
     [recovered] = _of(receiver.events("/notify"), "JobRecovered", "d")
     assert recovered["execution"]["status"] == "Completed"
     [fault] = _of(receiver.events("/notify"), "ExecutionFaulted", "d")
@@ -214,7 +176,7 @@ def test_a_fault_and_the_recovery_after_it_are_notified_signed(
 
     # Nothing more: one notification per event, none for the job without a fault, none for the
     # collection without notifications (it faulted meanwhile).
-    _wait_for(lambda: _state(api, quiet, "q") == "faulted", "the quiet job faulted")
+    wait_for(lambda: _state(api, quiet, "q") == "faulted", "the quiet job faulted")
     time.sleep(2)  # a few delivery rounds: anything wrongly sent would have arrived
     events = receiver.events("/notify")
     assert sorted((e["event"], e["job"]) for e in events) == [
@@ -225,23 +187,23 @@ def test_a_fault_and_the_recovery_after_it_are_notified_signed(
     ]
     assert all(e["jobCollection"] == name for e in events)
     assert len({e["id"] for e in events}) == 4
-    assert SECRET not in (receiver.at("/notify")[0]["body"]).decode()
+    assert SECRET not in (receiver.requests_to("/notify")[0]["body"]).decode()
 
 
 def test_postponed_and_skipped_executions_are_notified(
     api: Api, receiver: Receiver, server: ServerProcess
 ) -> None:
     name = _collection(
-        api, _notify(receiver.url + "/missed", ["ExecutionPostponed", "ExecutionSkipped"])
+        api, _notify(receiver.base_url + "/missed", ["ExecutionPostponed", "ExecutionSkipped"])
     )
     recurring = {"frequency": "Minute", "interval": 1}
     # Missed RunLatest (the default): the missed executions but the latest are Postponed.
-    late = http_job(receiver.url + "/ok", recurrence=recurring)
+    late = http_job(receiver.base_url + "/ok", recurrence=recurring)
     assert api.put(api.job(name, "late"), late).status_code == 201
     # Overlap Skip: while the first missed execution waits for its retry, the next ones due are
     # Skipped (missed RunAll runs each in turn).
     skip = http_job(
-        receiver.url + "/fail-skip",
+        receiver.base_url + "/fail-skip",
         recurrence=recurring,
         executionPolicy={"overlap": "Skip", "missed": "RunAll", "catchUpWindow": "PT1H"},
     )
@@ -253,8 +215,8 @@ def test_postponed_and_skipped_executions_are_notified(
     assert api.put(api.job(name, "skip"), skip).status_code == 201
     _fall_behind(server, api, name, ["late", "skip"], minutes=5)
 
-    _wait_for(lambda: _of(receiver.events("/missed"), "ExecutionPostponed", "late"), "Postponed")
-    _wait_for(lambda: _of(receiver.events("/missed"), "ExecutionSkipped", "skip"), "Skipped")
+    wait_for(lambda: _of(receiver.events("/missed"), "ExecutionPostponed", "late"), "Postponed")
+    wait_for(lambda: _of(receiver.events("/missed"), "ExecutionSkipped", "skip"), "Skipped")
     events = receiver.events("/missed")
     [postponed] = _of(events, "ExecutionPostponed", "late")
     assert postponed["count"] == len(postponed["executions"]) >= 4
@@ -287,24 +249,24 @@ def test_a_failing_receiver_is_retried_then_given_up_without_delaying_executions
     denied = "http://127.0.0.2:9/denied"
     name = _collection(
         api,
-        _notify(receiver.url + "/fail-notify", ["ExecutionFaulted"]),
+        _notify(receiver.base_url + "/fail-notify", ["ExecutionFaulted"]),
         _notify(denied, ["ExecutionFaulted"]),
-        _notify(receiver.url + "/accepts", ["ExecutionFaulted"]),
+        _notify(receiver.base_url + "/accepts", ["ExecutionFaulted"]),
     )
     before = _metrics(server)
-    assert api.put(api.job(name, "f"), _once(receiver.url + "/fail")).status_code == 201
-    _wait_for(lambda: len(receiver.at("/fail-notify")) >= ATTEMPTS, "every attempt")
+    assert api.put(api.job(name, "f"), _once(receiver.base_url + "/fail")).status_code == 201
+    wait_for(lambda: len(receiver.requests_to("/fail-notify")) >= ATTEMPTS, "every attempt")
     # Meanwhile executions run as ever.
-    assert api.put(api.job(name, "next"), _once(receiver.url + "/ok")).status_code == 201
-    _wait_for(lambda: _state(api, name, "next") == "completed", "the next job ran")
+    assert api.put(api.job(name, "next"), _once(receiver.base_url + "/ok")).status_code == 201
+    wait_for(lambda: _state(api, name, "next") == "completed", "the next job ran")
 
     def given_up() -> bool:
         now = _metrics(server)
         return _delta(now, before, "horarium_notifications_failed_total") >= 2
 
-    _wait_for(given_up, "the notification given up")
+    wait_for(given_up, "the notification given up")
     time.sleep(1.5)  # well beyond the retry delays: no attempt beyond the last
-    assert len(receiver.at("/fail-notify")) == ATTEMPTS
+    assert len(receiver.requests_to("/fail-notify")) == ATTEMPTS
     assert len(receiver.events("/accepts")) == 1  # the target that accepts it got it once
     after = _metrics(server)
     assert _delta(after, before, "horarium_notifications_delivered_total") == 1
@@ -319,7 +281,7 @@ def test_a_failing_receiver_is_retried_then_given_up_without_delaying_executions
 def test_the_secret_is_never_shown_and_kept_when_not_sent_again(
     api: Api, receiver: Receiver, server: ServerProcess
 ) -> None:
-    uri = receiver.url + "/kept"
+    uri = receiver.base_url + "/kept"
     name = _collection(api, _notify(uri, ["ExecutionFaulted"]))
     shown = api.get(api.collection(name)).json()["properties"]["notifications"]
     assert shown == [{"events": ["ExecutionFaulted"], "uri": uri}]
@@ -339,8 +301,8 @@ def test_the_secret_is_never_shown_and_kept_when_not_sent_again(
     assert "secret" not in json.dumps(answer.json())
 
     # …which the delivery still signs with (Receiver.events checks it).
-    assert api.put(api.job(name, "f"), _once(receiver.url + "/fail")).status_code == 201
-    _wait_for(lambda: len(receiver.events("/kept")) >= 2, "ExecutionFaulted and JobFaulted")
+    assert api.put(api.job(name, "f"), _once(receiver.base_url + "/fail")).status_code == 201
+    wait_for(lambda: len(receiver.events("/kept")) >= 2, "ExecutionFaulted and JobFaulted")
 
     # Sent to another host, the stored secret is not: it is required again.
     elsewhere = {"events": ["JobFaulted"], "uri": "http://127.0.0.3:9/x"}

@@ -11,7 +11,7 @@ import pytest
 
 from tests.api.api_client import Api
 from tests.cli.cli_runner import Cli
-from tests.cli.http_receiver import Receiver
+from tests.http_receiver import Receiver
 from tests.server_process import ServerProcess, running_server
 
 CLI_VARIABLES = (

@@ -16,7 +16,7 @@ import pytest
 
 from tests.api.api_client import Api, http_job
 from tests.cli.cli_runner import Cli, one_line_error
-from tests.cli.http_receiver import Receiver, wait_for
+from tests.http_receiver import Receiver, wait_for
 from tests.server_process import ServerProcess, running_server
 from tests.support import fresh_pg_database
 

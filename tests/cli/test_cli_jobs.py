@@ -12,7 +12,7 @@ import pytest
 
 from tests.api.api_client import Api, add_history, http_job
 from tests.cli.cli_runner import Cli, one_line_error, rows
-from tests.cli.http_receiver import Receiver, wait_for
+from tests.http_receiver import Receiver, wait_for
 from tests.server_process import ServerProcess
 
 PING = {
