@@ -86,13 +86,6 @@ def server(
 
 
 @pytest.fixture
-def api(server: ServerProcess) -> Iterator[Api]:
-    client = Api(server)
-    yield client
-    client.http.close()
-
-
-@pytest.fixture
 def receiver() -> Iterator[Receiver]:
     found = Receiver()
     yield found
