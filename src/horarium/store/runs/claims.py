@@ -18,7 +18,8 @@ from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
 from horarium.store.runs import flow, notices
-from horarium.store.runs.statements import JOB_INFO, NO_COLLECTION, Statements, chunks
+from horarium.store.runs.chunks import chunks
+from horarium.store.runs.statements import JOB_INFO, NO_COLLECTION, Statements
 from horarium.store.runs.vocabulary import (
     Claimed,
     Decision,

@@ -23,8 +23,8 @@ from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.enums import HistoryStatus, JobState
 from horarium.store.runs import notices
+from horarium.store.runs.chunks import chunks
 from horarium.store.runs.dialect import RunDialect
-from horarium.store.runs.statements import chunks
 from horarium.store.runs.vocabulary import (
     Claimed,
     ExecutionKind,

@@ -9,7 +9,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from horarium.store.runs.statements import NO_COLLECTION, Statements, chunks
+from horarium.store.runs.chunks import chunks
+from horarium.store.runs.statements import NO_COLLECTION, Statements
 from horarium.store.runs.vocabulary import Claimed
 
 

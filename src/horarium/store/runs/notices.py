@@ -32,7 +32,7 @@ from horarium.model.notifications import (
     JOB_FAULTED,
     JOB_RECOVERED,
 )
-from horarium.store.runs.statements import chunks
+from horarium.store.runs.chunks import chunks
 from horarium.store.runs.vocabulary import (
     Attempt,
     ExecutionKind,

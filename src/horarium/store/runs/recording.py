@@ -13,8 +13,9 @@ from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
 from horarium.store.runs import notices
+from horarium.store.runs.chunks import chunks
 from horarium.store.runs.flow import wake_queued
-from horarium.store.runs.statements import Statements, chunks
+from horarium.store.runs.statements import Statements
 from horarium.store.runs.vocabulary import (
     Attempt,
     ExecutionKind,

@@ -3,8 +3,7 @@ renewal and a record run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import (
     Integer,
@@ -23,6 +22,7 @@ from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.enums import CollectionState, JobState
 from horarium.store.runs.dialect import RunDialect
+from horarium.store.runs.flow import FlowStatements
 from horarium.store.runs.vocabulary import Phase
 from horarium.store.schema import job_collections, job_executions, job_history, jobs
 
@@ -39,15 +39,6 @@ JOB_INFO = (
     jobs.c.collection_id,
     job_collections.c.notify_events,
 )
-
-T = TypeVar("T")
-
-
-def chunks(items: Sequence[T], size: int = 500) -> Iterable[Sequence[T]]:
-    """`items` in slices of at most `size` (the bound on an IN list)."""
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
 
 _IDS: BindParameter[Any] = bindparam("ids", expanding=True)
 _OWNER = bindparam("owner", type_=jobs.c.lease_owner.type)
@@ -80,8 +71,6 @@ class Statements:
         self._claims(dialect)
         self._leases()
         self._records(dialect)
-        from horarium.store.runs.flow import FlowStatements
-
         self.flow = FlowStatements(dialect)  # executionPolicy (Horarium)
 
     def _claims(self, dialect: RunDialect) -> None:
