@@ -36,12 +36,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from cluster import create_database, drop_database
 
 # The measured minute starts at MEASURED (a Monday, 09:00 UTC); the warm-up runs at WARM_UP.
 MEASURED = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -299,28 +300,6 @@ def one(args: argparse.Namespace) -> None:
             finally:
                 runner.run(drop_database(args.postgres, url))
     print(json.dumps(asdict(outcome)))
-
-
-async def create_database(server: str) -> str:
-    import asyncpg
-
-    name = f"horarium_bench_{uuid.uuid4().hex[:10]}"
-    conn = await asyncpg.connect(server)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    return f"{server.rsplit('/', 1)[0]}/{name}"
-
-
-async def drop_database(server: str, url: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(server)
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
-    finally:
-        await conn.close()
 
 
 # -- the table -----------------------------------------------------------------------------------
