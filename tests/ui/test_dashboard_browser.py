@@ -132,6 +132,9 @@ def test_a_user_creates_a_job_in_the_form_runs_it_and_disables_and_enables_it(
     page.select_option("#frequency", "Hour")
     hourly = wait_for_new_preview(page, [])
     assert gap_minutes(hourly) == 60
+    # A job without an executionPolicy: the preview shows no policy line (and no stray text).
+    expect(page.locator("#preview #execution-policy")).to_have_count(0)
+    expect(page.locator("#preview")).not_to_contain_text("null")
     page.fill("#interval", "3")
     every_three = wait_for_new_preview(page, hourly)
     assert gap_minutes(every_three) == 180
@@ -143,6 +146,8 @@ def test_a_user_creates_a_job_in_the_form_runs_it_and_disables_and_enables_it(
     expect(page.locator("h1")).to_have_text("ping")
     expect(page.locator(".heading .badge")).to_have_text("Enabled")
     expect(page.locator("#job-upcoming tbody tr")).to_have_count(20)
+    expect(page.locator("#job-upcoming #execution-policy")).to_have_count(0)
+    expect(page.locator("#job-upcoming")).not_to_contain_text("null")
     expect(page.locator("#job-history")).to_contain_text("No history entries.")
 
     page.click("#job-run")

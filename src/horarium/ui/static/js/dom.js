@@ -23,6 +23,12 @@ export function add(el, children) {
   return el;
 }
 
+/** Replaces el's children with `children` (skipped as in `add`). */
+export function replace(el, ...children) {
+  el.replaceChildren();
+  return add(el, children);
+}
+
 /** `enabled` -> `Enabled` (the API camel-cases some states, as Azure did). */
 export const capital = (text) => (text ? text[0].toUpperCase() + text.slice(1) : text);
 

@@ -2,7 +2,7 @@
 // daylight saving marks, start lag and duration of recent executions, history, its definition.
 import { call, paths } from "./api.js";
 import { barChart } from "./chart.js";
-import { badge, capital, confirmAction, errorBox, h, heading, pager, table } from "./dom.js";
+import { badge, capital, confirmAction, errorBox, h, heading, pager, replace, table } from "./dom.js";
 import { duration, parseTime, pauseText, relative, schedule, utc, wallClock } from "./format.js";
 import { jobsLink } from "./collections.js";
 
@@ -85,7 +85,7 @@ export async function jobPage(view, [group, collection, name]) {
           e.ifMissed === "Runs" ? "runs if missed" : "postponed if missed")
         : "") });
     }
-    parts.upcoming.replaceChildren(h("h2", {}, `Next 20 executions (${zone})`),
+    replace(parts.upcoming, h("h2", {}, `Next 20 executions (${zone})`),
       listing.executionPolicy ? policyLine(listing.executionPolicy) : null,
       table(columns, found, { empty: "No executions are scheduled.", compact: true, rowClass: (e) => (e.overdue ? "overdue-row" : null) }));
   }

@@ -3,7 +3,7 @@
 // POST …/upcoming, which validates like a PUT and stores nothing). The API's error messages
 // start with the field's path; they are shown next to that field.
 import { ApiError, call, paths } from "./api.js";
-import { errorBox, h } from "./dom.js";
+import { errorBox, h, replace } from "./dom.js";
 import {
   FIELDS, P, S, fieldOf, getIn, input, mergePatch, pruneEmpty, select, setIn, withoutMaskedSecrets,
 } from "./jobfields.js";
@@ -169,7 +169,7 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
       h("span", { class: "local" }, `${wallClock(e.localTime)} ${e.timeZone === "UTC" ? "" : `(${e.timeZone}, UTC${e.utcOffset})`}`),
       e.movedBySpringForward ? h("span", { class: "dst" }, `moved: ${wallClock(e.scheduledLocalTime)} does not exist`) : null,
       e.mergedByFallBack ? h("span", { class: "dst" }, "fall back: runs once") : null));
-    preview.replaceChildren(title, policy ? policyLine(policy) : null, rows.length
+    replace(preview, title, policy ? policyLine(policy) : null, rows.length
       ? h("ol", { id: "preview-list" }, rows)
       : h("p", { class: "muted" }, "It would not run (the series is over)."));
   }
