@@ -4,12 +4,9 @@ notifications), answering each with the status `answer` gives."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-WAIT_SECONDS = 60.0
 
 # (path, how many requests that path has had, this one included) -> the status to answer
 Answer = Callable[[str, int], int]
@@ -60,14 +57,3 @@ class Receiver:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-def wait_for(check: Callable[[], Any], what: str) -> Any:
-    """`check()` once it is truthy; fails after WAIT_SECONDS (a bound, not a measurement)."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"{what}: not seen in {WAIT_SECONDS} s")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
@@ -117,3 +118,14 @@ def fresh_pg_database() -> Iterator[str]:
         yield f"{base}/{name}"
     finally:
         _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def wait_until(check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+    """Poll until `check()` is truthy and return its value; the timeout only bounds a hung test
+    (it never decides the outcome of a healthy run)."""
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what} after {timeout:g} s")
+        time.sleep(0.2)
+    return value

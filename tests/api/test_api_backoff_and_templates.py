@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,8 +16,7 @@ import pytest
 
 from tests.api.api_client import Api, error_of, http_job
 from tests.server_process import ServerProcess, running_server
-
-WAIT_SECONDS = 60.0
+from tests.support import wait_until
 
 
 def _exponential_job(**changes: Any) -> dict[str, Any]:
@@ -152,16 +150,6 @@ def engine_server(tmp_path: Path) -> Iterator[ServerProcess]:
         yield server
 
 
-def _wait_for(check: Any, what: str) -> Any:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"{what} did not happen within {WAIT_SECONDS} s")
-
-
 def _templated_job(url: str, **action: Any) -> dict[str, Any]:
     body = http_job(url + "/hook/{{jobName}}?tag={{executionTag}}&at={{scheduledTime}}")
     request = body["properties"]["action"]["request"]
@@ -202,7 +190,7 @@ def test_a_templated_job_sends_its_execution_tag_and_scheduled_time(
         )
         response = api.put(api.job(name, "templ"), body)
         assert response.status_code == 201, response.text
-        main, error = _wait_for(lambda: len(target.received) >= 2 and target.received, "calls")
+        main, error = wait_until(lambda: len(target.received) >= 2 and target.received, "calls")
 
         tag = main["headers"]["x-ms-execution-tag"]
         expected = main["headers"]["x-ms-scheduler-expected-execution-time"]
@@ -220,7 +208,7 @@ def test_a_templated_job_sends_its_execution_tag_and_scheduled_time(
         assert error["path"] == "/error?attempt=0"
         assert error["headers"]["x-ms-execution-tag"] == tag
         assert error["body"] == f"{tag} of templ due {query['at'][0]}"
-        history = _wait_for(
+        history = wait_until(
             lambda: (
                 len(h := api.get(api.job(name, "templ") + "/history").json()["value"]) == 2 and h
             ),
@@ -248,11 +236,11 @@ def test_an_exponential_retry_waits_the_interval_and_carries_its_attempt(
         }
         response = api.put(api.job(name, "exp"), _templated_job(target.url, retryPolicy=policy))
         assert response.status_code == 201, response.text
-        first, retry = _wait_for(lambda: len(target.received) >= 2 and target.received, "retry")
+        first, retry = wait_until(lambda: len(target.received) >= 2 and target.received, "retry")
         assert json.loads(first["body"])["attempt"] == 0
         assert json.loads(retry["body"])["attempt"] == 1
         assert retry["headers"]["x-ms-execution-tag"] == first["headers"]["x-ms-execution-tag"]
-        history = _wait_for(
+        history = wait_until(
             lambda: len(h := api.get(api.job(name, "exp") + "/history").json()["value"]) == 2 and h,
             "two history entries",
         )

@@ -3,7 +3,6 @@ engine, on SQLite and PostgreSQL; the azure-mgmt-scheduler SDK reads such jobs a
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,8 +16,7 @@ from horarium.model.history import HistoryEntry, render_history
 from tests.api.api_client import Api, error_of, http_job
 from tests.api.test_api_sdk import BearerOverHttp, KeyCredential, Target
 from tests.server_process import DATABASES, ServerProcess, serving
-
-WAIT_SECONDS = 60.0
+from tests.support import wait_until
 
 
 @pytest.fixture(scope="module", params=DATABASES)
@@ -118,7 +116,9 @@ def test_backfill_runs_each_execution_in_the_range_marked_in_history(api: Api) -
             "to": "2024-05-01T12:03:00Z",
             "queued": 3,
         }
-        history = _wait_for(lambda: _backfilled(api, api.job(name, "bf"), 3))
+        history = wait_until(
+            lambda: _backfilled(api, api.job(name, "bf"), 3), "three backfill entries"
+        )
         expected = sorted(e["properties"]["expectedExecutionTime"] for e in history)
         assert [t[:19] for t in expected] == [
             "2024-05-01T12:00:00",
@@ -212,13 +212,3 @@ def _backfilled(api: Api, job: str, n: int) -> list[dict[str, Any]] | None:
     entries = api.get(job + "/history").json()["value"]
     found = [e for e in entries if e["properties"]["message"].startswith("Backfill: ")]
     return found if len(found) >= n else None
-
-
-def _wait_for(check: Any) -> Any:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"nothing within {WAIT_SECONDS} s")

@@ -22,8 +22,8 @@ from azure.mgmt.scheduler import SchedulerManagementClient
 from tests import http_receiver
 from tests.api.api_client import Api, database_url, error_of, http_job
 from tests.api.test_api_sdk import BearerOverHttp, KeyCredential
-from tests.http_receiver import wait_for
 from tests.server_process import DATABASES, LOOPBACK_ONLY, ServerProcess, serving
+from tests.support import wait_until
 
 ATTEMPTS = 3
 SECRET = "whsec-" + "a1b2c3d4e5f6g7h8"
@@ -131,7 +131,7 @@ def test_a_fault_and_the_recovery_after_it_are_notified_signed(
     assert api.put(api.job(name, "ok"), _once(receiver.base_url + "/ok-first")).status_code == 201
     assert api.put(api.job(name, "f"), _once(receiver.base_url + "/fail")).status_code == 201
 
-    wait_for(lambda: _of(receiver.events("/notify"), "JobFaulted", "f"), "JobFaulted")
+    wait_until(lambda: _of(receiver.events("/notify"), "JobFaulted", "f"), "JobFaulted")
     events = receiver.events("/notify")
     [faulted] = _of(events, "ExecutionFaulted", "f")
     [job_faulted] = _of(events, "JobFaulted", "f")
@@ -145,7 +145,7 @@ def test_a_fault_and_the_recovery_after_it_are_notified_signed(
     assert _state(api, name, "f") == "faulted"
 
     # The job that succeeded without a fault before is no recovery.
-    wait_for(lambda: _state(api, name, "ok") == "completed", "the first job completed")
+    wait_until(lambda: _state(api, name, "ok") == "completed", "the first job completed")
 
     # A recurring job run now: its first run faults (no JobFaulted: a run outside the series
     # leaves the state as it is), its next one succeeds: a recovery.
@@ -154,9 +154,9 @@ def test_a_fault_and_the_recovery_after_it_are_notified_signed(
     daily["properties"]["action"]["retryPolicy"] = {"retryType": "None"}
     assert api.put(api.job(name, "d"), daily).status_code == 201
     assert api.post(api.job(name, "d") + "/run").status_code in (200, 202)
-    wait_for(lambda: _of(receiver.events("/notify"), "ExecutionFaulted", "d"), "its fault")
+    wait_until(lambda: _of(receiver.events("/notify"), "ExecutionFaulted", "d"), "its fault")
     assert api.post(api.job(name, "d") + "/run").status_code in (200, 202)
-    wait_for(lambda: _of(receiver.events("/notify"), "JobRecovered", "d"), "JobRecovered")
+    wait_until(lambda: _of(receiver.events("/notify"), "JobRecovered", "d"), "JobRecovered")
     [recovered] = _of(receiver.events("/notify"), "JobRecovered", "d")
     assert recovered["execution"]["status"] == "Completed"
     [fault] = _of(receiver.events("/notify"), "ExecutionFaulted", "d")
@@ -169,7 +169,7 @@ def test_a_fault_and_the_recovery_after_it_are_notified_signed(
 
     # Nothing more: one notification per event, none for the job without a fault, none for the
     # collection without notifications (it faulted meanwhile).
-    wait_for(lambda: _state(api, quiet, "q") == "faulted", "the quiet job faulted")
+    wait_until(lambda: _state(api, quiet, "q") == "faulted", "the quiet job faulted")
     time.sleep(2)  # a few delivery rounds: anything wrongly sent would have arrived
     events = receiver.events("/notify")
     assert sorted((e["event"], e["job"]) for e in events) == [
@@ -208,8 +208,8 @@ def test_postponed_and_skipped_executions_are_notified(
     assert api.put(api.job(name, "skip"), skip).status_code == 201
     _fall_behind(server, api, name, ["late", "skip"], minutes=5)
 
-    wait_for(lambda: _of(receiver.events("/missed"), "ExecutionPostponed", "late"), "Postponed")
-    wait_for(lambda: _of(receiver.events("/missed"), "ExecutionSkipped", "skip"), "Skipped")
+    wait_until(lambda: _of(receiver.events("/missed"), "ExecutionPostponed", "late"), "Postponed")
+    wait_until(lambda: _of(receiver.events("/missed"), "ExecutionSkipped", "skip"), "Skipped")
     events = receiver.events("/missed")
     [postponed] = _of(events, "ExecutionPostponed", "late")
     assert postponed["count"] == len(postponed["executions"]) >= 4
@@ -248,16 +248,16 @@ def test_a_failing_receiver_is_retried_then_given_up_without_delaying_executions
     )
     before = _metrics(server)
     assert api.put(api.job(name, "f"), _once(receiver.base_url + "/fail")).status_code == 201
-    wait_for(lambda: len(receiver.requests_to("/fail-notify")) >= ATTEMPTS, "every attempt")
+    wait_until(lambda: len(receiver.requests_to("/fail-notify")) >= ATTEMPTS, "every attempt")
     # Meanwhile executions run as ever.
     assert api.put(api.job(name, "next"), _once(receiver.base_url + "/ok")).status_code == 201
-    wait_for(lambda: _state(api, name, "next") == "completed", "the next job ran")
+    wait_until(lambda: _state(api, name, "next") == "completed", "the next job ran")
 
     def given_up() -> bool:
         now = _metrics(server)
         return _delta(now, before, "horarium_notifications_failed_total") >= 2
 
-    wait_for(given_up, "the notification given up")
+    wait_until(given_up, "the notification given up")
     time.sleep(1.5)  # well beyond the retry delays: no attempt beyond the last
     assert len(receiver.requests_to("/fail-notify")) == ATTEMPTS
     assert len(receiver.events("/accepts")) == 1  # the target that accepts it got it once
@@ -295,7 +295,7 @@ def test_the_secret_is_never_shown_and_kept_when_not_sent_again(
 
     # …which the delivery still signs with (Receiver.events checks it).
     assert api.put(api.job(name, "f"), _once(receiver.base_url + "/fail")).status_code == 201
-    wait_for(lambda: len(receiver.events("/kept")) >= 2, "ExecutionFaulted and JobFaulted")
+    wait_until(lambda: len(receiver.events("/kept")) >= 2, "ExecutionFaulted and JobFaulted")
 
     # Sent to another host, the stored secret is not: it is required again.
     elsewhere = {"events": ["JobFaulted"], "uri": "http://127.0.0.3:9/x"}

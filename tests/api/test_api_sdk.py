@@ -28,9 +28,7 @@ from azure.mgmt.scheduler import models as m
 
 from tests.api.api_client import Api, http_job
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database
-
-WAIT_SECONDS = 60.0
+from tests.support import fresh_pg_database, wait_until
 
 
 class KeyCredential:
@@ -97,16 +95,6 @@ def engine_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Se
     else:
         with running_server(tmp_path, engine=True) as s:
             yield s
-
-
-def _wait_for(check: Any, what: str) -> Any:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"{what} did not happen within {WAIT_SECONDS} s")
 
 
 @pytest.fixture
@@ -302,10 +290,10 @@ def _scenario(client: SchedulerManagementClient) -> None:
 
         # -- run, and the history it leaves --------------------------------------------------------
         assert client.jobs.run(group, name, "monthly") is None
-        call = _wait_for(lambda: target.received, "the run's HTTP call")[0]
+        call = wait_until(lambda: target.received, "the run's HTTP call")[0]
         assert call["body"] == "patched"
         assert call["authorization"] == "Basic " + base64.b64encode(b"alice:s3cret").decode()
-        history = _wait_for(
+        history = wait_until(
             lambda: list(client.jobs.list_job_history(group, name, "monthly")), "a history entry"
         )
         entry = history[0]
@@ -321,7 +309,7 @@ def _scenario(client: SchedulerManagementClient) -> None:
             client.jobs.list_job_history(group, name, "monthly", filter="status eq Failed")
         )
         assert failed == []
-        status = _wait_for(
+        status = wait_until(
             lambda: client.jobs.get(group, name, "monthly").properties.status.execution_count,
             "the status counters",
         )
@@ -356,8 +344,8 @@ def test_a_job_created_through_the_api_runs_and_completes(engine_server: ServerP
         body["properties"]["action"]["request"]["body"] = "once"
         created = api.put(api.job(name, "once"), body).json()["properties"]
         assert "nextExecutionTime" in created["status"]
-        _wait_for(lambda: target.received, "the job's HTTP call")
-        job = _wait_for(
+        wait_until(lambda: target.received, "the job's HTTP call")
+        job = wait_until(
             lambda: (
                 (j := api.get(api.job(name, "once")).json()["properties"])["state"] == "completed"
                 and j

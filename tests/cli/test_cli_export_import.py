@@ -16,9 +16,9 @@ import pytest
 
 from tests.api.api_client import Api, http_job
 from tests.cli.cli_runner import Cli, one_line_error
-from tests.http_receiver import Receiver, wait_for
+from tests.http_receiver import Receiver
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database
+from tests.support import fresh_pg_database, wait_until
 
 EVERY_HOUR = {"frequency": "Hour", "interval": 1}
 
@@ -333,7 +333,7 @@ def test_a_basic_password_is_not_exported_and_import_sends_it_once_supplied(
     changed = engine_cli("import", "out")
     assert "jobs 0 created, 1 replaced, 0 unchanged; 0 failed" in changed.stdout
     assert engine_cli("jobs", "run", "secure", *names).exit_code == 0
-    sent = wait_for(lambda: receiver.requests_to(path), "the job's request")
+    sent = wait_until(lambda: receiver.requests_to(path), "the job's request")
     assert sent[0]["authorization"] == _basic("robot", "s3cret!")
 
     # Created again (after a delete), the job needs its password in the file.
@@ -361,7 +361,7 @@ def test_a_basic_password_is_not_exported_and_import_sends_it_once_supplied(
 
     # The job runs with the password the import sent.
     assert engine_cli("jobs", "run", "secure", *names).exit_code == 0
-    sent = wait_for(lambda: receiver.requests_to(path)[1:], "the second request")
+    sent = wait_until(lambda: receiver.requests_to(path)[1:], "the second request")
     assert sent[0]["authorization"] == _basic("robot", "n3w-s3cret")
 
 
@@ -437,7 +437,7 @@ def test_notification_secrets_are_not_exported_and_import_sends_them_once_suppli
     def faulted(count: int, secret: str) -> dict[str, Any]:
         """Run the job, wait for notification number `count`, check its signature."""
         assert engine_cli("jobs", "run", "broken", *names).exit_code == 0
-        sent = wait_for(lambda: receiver.requests_to(path)[count - 1 :], f"notification {count}")
+        sent = wait_until(lambda: receiver.requests_to(path)[count - 1 :], f"notification {count}")
         assert _signed_by(secret, sent[0]), "signed with the secret the import left or sent"
         assert json.loads(sent[0]["body"])["event"] == "ExecutionFaulted"
         return sent[0]

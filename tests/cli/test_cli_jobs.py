@@ -12,8 +12,9 @@ import pytest
 
 from tests.api.api_client import Api, add_history, http_job
 from tests.cli.cli_runner import Cli, one_line_error, rows
-from tests.http_receiver import Receiver, wait_for
+from tests.http_receiver import Receiver
 from tests.server_process import ServerProcess
+from tests.support import wait_until
 
 PING = {
     "properties": {
@@ -191,13 +192,13 @@ def test_run_runs_the_job_now_and_its_history_shows_it(
     result = engine_cli("jobs", "run", "once", *names)
     assert result.exit_code == 0, result.output
     assert result.stderr.strip() == f"Asked the job rg1/{name}/once to run now."
-    wait_for(lambda: receiver.requests_to(f"/run-{subscription}"), "the job's request")
+    wait_until(lambda: receiver.requests_to(f"/run-{subscription}"), "the job's request")
 
     def history_rows() -> list[list[str]]:
         shown = engine_cli("jobs", "history", "once", *names, COLUMNS="200")
         return rows(shown.stdout)[1:]
 
-    entry = wait_for(history_rows, "the history entry")[0]
+    entry = wait_until(history_rows, "the history entry")[0]
     assert entry[1:4] == ["MainAction", "Completed", "0"]
     assert entry[4].startswith("Http Action - Response from host '127.0.0.1': 'OK'")
 

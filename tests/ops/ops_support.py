@@ -9,9 +9,8 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -103,16 +102,6 @@ class Jobs:
 
     def close(self) -> None:
         self.http.close()
-
-
-def wait_until(check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    """Poll until `check()` is truthy; the timeout only bounds a hung test."""
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what} after {timeout:g} s")
-        time.sleep(0.2)
-    return value
 
 
 def database_url(server: ServerProcess) -> str:

@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.ops.ops_support import database_url, wait_until
+from tests.ops.ops_support import database_url
 from tests.server_process import ServerProcess, running_server
-from tests.support import drop_pg_database, fresh_pg_database
+from tests.support import drop_pg_database, fresh_pg_database, wait_until
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.ops.ops_support import Jobs, http_target, json_lines, wait_until
+from tests.ops.ops_support import Jobs, http_target, json_lines
 from tests.server_process import ServerProcess, running_server
+from tests.support import wait_until
 
 FIELDS = {"job", "collection", "execution_tag", "attempt", "outcome", "lag", "duration"}
 

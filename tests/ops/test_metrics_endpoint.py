@@ -13,9 +13,9 @@ import httpx
 import pytest
 from prometheus_client.samples import Sample
 
-from tests.ops.ops_support import Jobs, Target, http_target, new_key, samples, value, wait_until
+from tests.ops.ops_support import Jobs, Target, http_target, new_key, samples, value
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database
+from tests.support import fresh_pg_database, wait_until
 
 JOB_ROUTE = (
     "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers"

@@ -13,8 +13,9 @@ import httpx
 import pytest
 from prometheus_client.samples import Sample
 
-from tests.ops.ops_support import API, Jobs, Target, http_target, samples, value, wait_until
+from tests.ops.ops_support import API, Jobs, Target, http_target, samples, value
 from tests.server_process import ServerProcess, running_server
+from tests.support import wait_until
 
 
 @pytest.fixture

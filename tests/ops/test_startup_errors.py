@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.ops.ops_support import horarium, start_worker, wait_until
+from tests.ops.ops_support import horarium, start_worker
 from tests.server_process import running_server
-from tests.support import free_port, require_postgres
+from tests.support import free_port, require_postgres, wait_until
 
 
 @pytest.fixture

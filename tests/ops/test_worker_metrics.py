@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.ops.ops_support import Jobs, http_target, samples, start_worker, value, wait_until
+from tests.ops.ops_support import Jobs, http_target, samples, start_worker, value
 from tests.server_process import running_server
-from tests.support import free_port, fresh_pg_database
+from tests.support import free_port, fresh_pg_database, wait_until
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

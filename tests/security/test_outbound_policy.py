@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from horarium.actions.base import ExecutionContext
 from horarium.actions.runner import Actions
 from horarium.config import Settings
+from tests.support import wait_until
 
 DENIED_HOST = "127.0.0.3"
 DENY = (f"{DENIED_HOST}/32",)
@@ -582,7 +582,7 @@ def test_a_job_aimed_at_a_denied_address_fails_with_the_refusal_in_its_history(
         job = {"action": {"type": "Http", "request": {"uri": uri, "method": "GET"}}}
         put = api.put(f"{collection}/jobs/refused", json={"properties": job})
         assert put.status_code in (200, 201), put.text
-        history = wait_for(
+        history = wait_until(
             lambda: api.get(f"{collection}/jobs/refused/history").json()["value"],
             "a history entry",
         )
@@ -607,12 +607,3 @@ def test_the_default_policy_starts_without_a_warning(tmp_path: Path) -> None:
         assert httpx.get(server.url("/openapi.json"), timeout=10).status_code == 200
         log = server.log()
     assert "outbound policy" not in log
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.2)
-    return value
