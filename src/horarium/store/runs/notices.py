@@ -144,7 +144,7 @@ def _recovered(conn: Connection, attempts: list[Attempt]) -> list[dict[str, Any]
 
 def _attempt(a: Attempt) -> dict[str, Any]:
     execution = a.execution
-    out = {
+    return {
         "executionTag": execution.tag,
         "actionName": execution.phase.action_name,
         "status": HistoryStatus.COMPLETED if a.succeeded else HistoryStatus.FAILED,
@@ -153,11 +153,8 @@ def _attempt(a: Attempt) -> dict[str, Any]:
         "expectedExecutionTime": format_instant(execution.expected),
         "startTime": format_instant(a.started),
         "endTime": format_instant(a.ended),
-        "message": a.message,
+        "message": a.history_message,
     }
-    if execution.kind == ExecutionKind.BACKFILL:
-        out["message"] = f"Backfill: {a.message}"
-    return out
 
 
 # -- a claim's -----------------------------------------------------------------------------------

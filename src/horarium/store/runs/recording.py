@@ -103,13 +103,6 @@ def _wake_waiting(
         wake_queued(conn, sql.flow, ended, now)
 
 
-def _message(attempt: Attempt) -> str:
-    """The history message: the action's, marked for a backfill execution."""
-    if attempt.execution.kind == ExecutionKind.BACKFILL:
-        return f"Backfill: {attempt.message}"
-    return attempt.message
-
-
 def _history(attempt: Attempt, stamp: Stamp) -> dict[str, Any]:
     execution = attempt.execution
     return {
@@ -122,7 +115,7 @@ def _history(attempt: Attempt, stamp: Stamp) -> dict[str, Any]:
         "entry_expected": stamp(execution.expected),
         "entry_start": stamp(attempt.started),
         "entry_end": stamp(attempt.ended),
-        "entry_message": _message(attempt),
+        "entry_message": attempt.history_message,
     }
 
 

@@ -195,6 +195,14 @@ class Attempt:
     faults: bool = False  # this attempt faulted the execution (its main action's last one)
 
     @property
+    def history_message(self) -> str:
+        """The message history (and a notification) shows: the action's, marked for a backfill
+        execution."""
+        if self.execution.kind == ExecutionKind.BACKFILL:
+            return f"Backfill: {self.message}"
+        return self.message
+
+    @property
     def retry_at(self) -> datetime | None:
         """When the retry is due, when the step is a retry."""
         return self.ended + self.step.delay if isinstance(self.step, Retry) else None
