@@ -49,7 +49,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from cluster import PG_DEFAULT, free_port, fresh_database, load, load1, store_burst, wait_port
+from cluster import (
+    PG_DEFAULT,
+    free_port,
+    fresh_database,
+    load,
+    load1,
+    stop,
+    store_burst,
+    wait_port,
+)
 
 BATCH_SIZE = 200  # the engine's default `--batch-size`
 
@@ -204,12 +213,7 @@ async def run_kill(database: str, at: int, sink_url: str, args: argparse.Namespa
                 await asyncio.sleep(1)  # a duplicate would arrive late
                 seen = json.loads((await client.get(f"{sink_url}/__seen")).text)
             finally:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop(proc)
             said = log.read_text(errors="replace").strip()
             if said:
                 print(f"{database} at {at} %, the engine said:\n{said[-2000:]}", file=sys.stderr)
