@@ -270,7 +270,7 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=3000, help="one-time jobs due at once")
-    parser.add_argument("--at", default="10,30,50,70,90", help="kill at these % of the jobs")
+    parser.add_argument("--at", default="10,30,50,70,90", help="kill at these %% of the jobs")
     parser.add_argument("--databases", default="sqlite,postgres", help="sqlite, postgres or both")
     parser.add_argument("--postgres", default=PG_DEFAULT, help="server to make databases on")
     parser.add_argument("--max-in-flight", type=int, default=500)
