@@ -8,7 +8,7 @@ from __future__ import annotations
 import errno
 import socket
 
-from horarium.options import OneLineError
+from horarium.cli.options import OneLineError
 
 BACKLOG = 2048  # connections the kernel queues until the server accepts them (uvicorn's)
 

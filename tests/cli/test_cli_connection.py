@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from horarium.commands.connection import local_admin_token
+from horarium.cli.rest.connection import local_admin_token
 from tests.api.api_client import Api, add_history, http_job
 from tests.cli.cli_runner import Cli, one_line_error, rows
 from tests.server_process import ServerProcess, running_server

@@ -3,7 +3,7 @@ one, and nothing more where there is none."""
 
 from __future__ import annotations
 
-from horarium.commands.job_views import job_pairs, pause_pairs
+from horarium.cli.rest.job_views import job_pairs, pause_pairs
 
 PAUSE = {"until": "2031-02-03T04:05:06Z", "reason": "vendor maintenance"}
 

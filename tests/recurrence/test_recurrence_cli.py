@@ -8,7 +8,7 @@ import sys
 from io import StringIO
 from pathlib import Path
 
-from horarium.preview_cli import run
+from horarium.cli.preview import run
 
 DST_JOB = {
     "id": "/subscriptions/x/resourceGroups/y/providers/Microsoft.Scheduler/jobCollections/c/jobs/j",

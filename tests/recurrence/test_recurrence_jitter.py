@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from horarium.preview_cli import run
+from horarium.cli.preview import run
 from horarium.recurrence import RecurrenceError, plan, preview
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from horarium.options import settings_from, settings_options
+from horarium.cli.options import settings_from, settings_options
 
 if TYPE_CHECKING:
     from horarium.store.resealing import SealReport

@@ -1,5 +1,5 @@
 """`horarium` command line: serve, worker, preview, keys, secrets; and over the REST API,
-collections, jobs, calendars, export, import (`horarium.commands`).
+collections, jobs, calendars, export, import (`horarium.cli.rest`).
 
 Every option of `serve` / `worker` also reads HORARIUM_<OPTION> (dashes become underscores).
 """
@@ -11,10 +11,10 @@ from typing import Any
 import click
 
 from horarium import logs
-from horarium.commands import MANAGEMENT_COMMANDS
-from horarium.keys_cli import keys
-from horarium.options import OneLineError, settings_from, settings_options
-from horarium.secrets_cli import secrets
+from horarium.cli.keys import keys
+from horarium.cli.options import OneLineError, settings_from, settings_options
+from horarium.cli.rest import MANAGEMENT_COMMANDS
+from horarium.cli.secrets import secrets
 
 
 @click.group()
@@ -78,7 +78,7 @@ def preview(
     file: Any, now: str | None, count: int, calendars: tuple[str, ...], down_since: str | None
 ) -> None:
     """Print the next executions of a job (JSON file, or - for stdin)."""
-    from horarium.preview_cli import run
+    from horarium.cli.preview import run
 
     raise SystemExit(
         run(file.read(), now=now, count=count, calendars=calendars, down_since=down_since)
@@ -89,7 +89,3 @@ main.add_command(keys)
 main.add_command(secrets)
 for command in MANAGEMENT_COMMANDS:
     main.add_command(command)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,5 +1,5 @@
 """`horarium export DIR`: the collections, exclusion calendars and jobs of a subscription (or of
-one resource group or collection) as files (layout: `horarium.commands.export_layout`). Secrets
+one resource group or collection) as files (layout: `horarium.cli.rest.export_layout`). Secrets
 are not in them (jobs' secrets, collections' notification secrets): the API never returns them;
 the output names every file that needs them again."""
 
@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from horarium.client import CollectionRef
-from horarium.client.secret_fields import SecretField, collection_secret_fields, secret_fields
-from horarium.commands.collections import resource_group_of
-from horarium.commands.connection import Connection, RequestFailed, connection_options
-from horarium.commands.export_layout import (
+from horarium.cli.options import OneLineError
+from horarium.cli.rest.collections import resource_group_of
+from horarium.cli.rest.connection import Connection, RequestFailed, connection_options
+from horarium.cli.rest.export_layout import (
     MANIFEST,
     calendar_document,
     calendar_path,
@@ -28,10 +27,11 @@ from horarium.commands.export_layout import (
     remove_stale,
     write_manifest,
 )
-from horarium.commands.job_views import short_name
-from horarium.commands.naming import scope_options
-from horarium.commands.output import plural
-from horarium.options import OneLineError
+from horarium.cli.rest.job_views import short_name
+from horarium.cli.rest.naming import scope_options
+from horarium.cli.rest.output import plural
+from horarium.client import CollectionRef
+from horarium.client.secret_fields import SecretField, collection_secret_fields, secret_fields
 
 if TYPE_CHECKING:
     from horarium.client import HorariumClient

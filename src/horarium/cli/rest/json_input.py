@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from horarium.options import OneLineError
+from horarium.cli.options import OneLineError
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,8 @@ from typing import IO, Any
 
 import click
 
-from horarium.client import CollectionRef, JobRef
-from horarium.commands.connection import Connection, connection_options
-from horarium.commands.job_views import (
+from horarium.cli.rest.connection import Connection, connection_options
+from horarium.cli.rest.job_views import (
     JOB_HEADERS,
     JOB_NUMBERS,
     OVERDUE_HEADERS,
@@ -21,9 +20,9 @@ from horarium.commands.job_views import (
     upcoming_row,
     word,
 )
-from horarium.commands.json_input import document_name, read_document
-from horarium.commands.naming import collection_options, job_named, job_options
-from horarium.commands.output import (
+from horarium.cli.rest.json_input import document_name, read_document
+from horarium.cli.rest.naming import collection_options, job_named, job_options
+from horarium.cli.rest.output import (
     dig,
     emit_json,
     json_option,
@@ -32,6 +31,7 @@ from horarium.commands.output import (
     print_resource,
     when,
 )
+from horarium.client import CollectionRef, JobRef
 
 JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
 HISTORY_STATUSES = ("Completed", "Failed", "Postponed", "Skipped")

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from horarium.options import OneLineError
+from horarium.cli.options import OneLineError
 
 if TYPE_CHECKING:
     from horarium.client import ClientError, HorariumClient

@@ -7,12 +7,12 @@ from typing import IO, Any
 
 import click
 
-from horarium.client import CollectionRef
-from horarium.commands.connection import Connection, connection_options
-from horarium.commands.job_views import pause_pairs, paused_state
-from horarium.commands.json_input import read_document
-from horarium.commands.naming import collection_options, scope_options
-from horarium.commands.output import (
+from horarium.cli.options import OneLineError
+from horarium.cli.rest.connection import Connection, connection_options
+from horarium.cli.rest.job_views import pause_pairs, paused_state
+from horarium.cli.rest.json_input import read_document
+from horarium.cli.rest.naming import collection_options, scope_options
+from horarium.cli.rest.output import (
     NONE,
     dig,
     emit_json,
@@ -22,7 +22,7 @@ from horarium.commands.output import (
     print_resource,
     text,
 )
-from horarium.options import OneLineError
+from horarium.client import CollectionRef
 
 SKUS = ("Free", "Standard", "P10Premium", "P20Premium")
 COLLECTION_HEADERS = ("NAME", "RESOURCE GROUP", "SKU", "STATE", "LOCATION")

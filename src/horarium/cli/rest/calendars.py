@@ -9,18 +9,18 @@ from typing import IO, Any
 
 import click
 
-from horarium.client import CalendarRef, CollectionRef
-from horarium.commands.calendar_views import (
+from horarium.cli.rest.calendar_views import (
     CALENDAR_HEADERS,
     calendar_pairs,
     calendar_row,
     summary,
     users_by_calendar,
 )
-from horarium.commands.connection import Connection, connection_options
-from horarium.commands.json_input import JsonDocument, document_name, read_document
-from horarium.commands.naming import calendar_named, calendar_options, collection_options
-from horarium.commands.output import emit_json, json_option, note, print_listing, print_resource
+from horarium.cli.rest.connection import Connection, connection_options
+from horarium.cli.rest.json_input import JsonDocument, document_name, read_document
+from horarium.cli.rest.naming import calendar_named, calendar_options, collection_options
+from horarium.cli.rest.output import emit_json, json_option, note, print_listing, print_resource
+from horarium.client import CalendarRef, CollectionRef
 
 
 @click.group()

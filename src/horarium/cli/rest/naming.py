@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
+from horarium.cli.options import OneLineError
 from horarium.client import CalendarRef, CollectionRef, check_segment
-from horarium.options import OneLineError
 
 _SUBSCRIPTION = click.option(
     "--subscription",

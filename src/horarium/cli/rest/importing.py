@@ -23,16 +23,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from horarium.client import ApiRefused, CollectionRef, check_segment
-from horarium.client.secret_fields import (
-    SecretField,
-    as_answered,
-    collection_as_answered,
-    collection_secret_fields,
-    secret_fields,
-)
-from horarium.commands.connection import Connection, connection_options
-from horarium.commands.export_layout import (
+from horarium.cli.options import OneLineError
+from horarium.cli.rest.connection import Connection, connection_options
+from horarium.cli.rest.export_layout import (
     MANIFEST,
     CalendarFile,
     CollectionFile,
@@ -43,8 +36,15 @@ from horarium.commands.export_layout import (
     read_export,
     read_manifest,
 )
-from horarium.commands.output import plural
-from horarium.options import OneLineError
+from horarium.cli.rest.output import plural
+from horarium.client import ApiRefused, CollectionRef, check_segment
+from horarium.client.secret_fields import (
+    SecretField,
+    as_answered,
+    collection_as_answered,
+    collection_secret_fields,
+    secret_fields,
+)
 
 if TYPE_CHECKING:
     from horarium.client import HorariumClient

@@ -3,11 +3,11 @@
 
 They talk to a running service (`--url`, `--token`), never to its database."""
 
-from horarium.commands.calendars import calendars
-from horarium.commands.collections import collections
-from horarium.commands.exporting import export
-from horarium.commands.importing import import_
-from horarium.commands.jobs import jobs
+from horarium.cli.rest.calendars import calendars
+from horarium.cli.rest.collections import collections
+from horarium.cli.rest.exporting import export
+from horarium.cli.rest.importing import import_
+from horarium.cli.rest.jobs import jobs
 
 MANAGEMENT_COMMANDS = (collections, jobs, calendars, export, import_)
 

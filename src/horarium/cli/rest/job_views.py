@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from horarium.commands.output import NONE, cut, dig, room_left, table, text, when
+from horarium.cli.rest.output import NONE, cut, dig, room_left, table, text, when
 
 JOB_HEADERS = ("NAME", "STATE", "NEXT RUN", "LAST RUN", "EXECUTIONS", "FAILURES", "FAULTED")
 JOB_NUMBERS = (4, 5, 6)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from horarium.options import OneLineError
+from horarium.cli.options import OneLineError
 
 MANIFEST = "horarium-export.json"
 FORMAT = 1

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 import click
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.cli.options import OneLineError, settings_from, settings_options
 from horarium.config import Settings
-from horarium.options import OneLineError, settings_from, settings_options
 
 T = TypeVar("T")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from horarium.commands.job_views import short_name
-from horarium.commands.output import NONE, dig, plural
+from horarium.cli.rest.job_views import short_name
+from horarium.cli.rest.output import NONE, dig, plural
 
 CALENDAR_HEADERS = ("NAME", "EXCLUDES", "USED BY")
 
