@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+import click
+
 from horarium.model.errors import ApiError
 from horarium.model.execution_policy import (
     describe_policy,
@@ -52,6 +54,33 @@ from horarium.recurrence import (
 
 USAGE_ERROR = 2
 MISSED_SCAN = 1_000_000  # --down-since: at most this many missed executions are enumerated
+
+
+@click.command("preview")
+@click.argument("file", type=click.File("r"))
+@click.option("--now", default=None, help="Creation instant (ISO 8601); default: now.")
+@click.option("--count", default=10, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--calendar",
+    "calendars",
+    multiple=True,
+    metavar="NAME=FILE",
+    help="An exclusion calendar the job may list (JSON: the resource or its properties).",
+)
+@click.option(
+    "--down-since",
+    default=None,
+    metavar="ISO",
+    help="The job was set then and the service was down until --now: list the executions"
+    " missed meanwhile, marked with what executionPolicy.missed does with them.",
+)
+def preview_command(
+    file: Any, now: str | None, count: int, calendars: tuple[str, ...], down_since: str | None
+) -> None:
+    """Print the next executions of a job (JSON file, or - for stdin)."""
+    raise SystemExit(
+        run(file.read(), now=now, count=count, calendars=calendars, down_since=down_since)
+    )
 
 
 def run(

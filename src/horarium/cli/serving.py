@@ -1,0 +1,44 @@
+"""`horarium serve` and `horarium worker`: the options, the settings' review and the start-up
+warnings; the processes themselves: `horarium.server`, `horarium.worker`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from horarium import logs
+from horarium.cli.options import OneLineError, settings_from, settings_options
+
+
+@click.command()
+@settings_options()
+def serve(**values: Any) -> None:
+    """Run the management API (and, by default, the scheduler)."""
+    from horarium.api.exposure import ExposureError, review
+    from horarium.api.probes import probe_warnings
+    from horarium.server import serve as run
+
+    settings = settings_from(**values)
+    logs.setup(settings.log_format, settings.log_level)
+    try:
+        warnings = review(settings)
+    except ExposureError as e:
+        raise OneLineError(str(e)) from None
+    for warning in warnings + probe_warnings(settings):
+        logs.warn(warning)
+    run(settings)
+
+
+@click.command()
+@settings_options(api=False)
+def worker(**values: Any) -> None:
+    """Run only the scheduler against the database (for scaled deployments)."""
+    from horarium.api.probes import probe_warnings
+    from horarium.worker import run
+
+    settings = settings_from(run_engine=True, **values)
+    logs.setup(settings.log_format, settings.log_level)
+    for warning in probe_warnings(settings):
+        logs.warn(warning)
+    run(settings)
