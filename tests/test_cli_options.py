@@ -14,7 +14,7 @@ from horarium.config import Settings
 
 def _parsed(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str]) -> Settings:
     seen: list[Settings] = []
-    monkeypatch.setattr("horarium.server.serve", seen.append)
+    monkeypatch.setattr("horarium.process.serve.serve", seen.append)
     result = CliRunner().invoke(cli.main, ["serve", *args], env=env)
     assert result.exit_code == 0, result.output
     return seen[0]

@@ -21,7 +21,7 @@ def _serve(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, list[
     """`horarium serve ARGS` with the server replaced (nothing listens): exit code, stderr, and
     the settings the server would have been given."""
     started: list[Settings] = []
-    monkeypatch.setattr("horarium.server.serve", started.append)
+    monkeypatch.setattr("horarium.process.serve.serve", started.append)
     result = CliRunner().invoke(cli.main, ["serve", *args])
     return result.exit_code, result.stderr, started
 

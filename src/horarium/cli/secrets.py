@@ -38,7 +38,7 @@ def secrets() -> None:
 )
 def rotate(new_key_file: Path, **values: Any) -> None:
     """Seal every stored secret again under a new key."""
-    from horarium.opening import fail, notice, open_keyring
+    from horarium.process.opening import fail, notice, open_keyring
     from horarium.store.sealing import Keyring
     from horarium.store.secret_keys import (
         SecretKeyError,

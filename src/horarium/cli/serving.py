@@ -1,5 +1,5 @@
 """`horarium serve` and `horarium worker`: the options, the settings' review and the start-up
-warnings; the processes themselves: `horarium.server`, `horarium.worker`."""
+warnings; the processes themselves: `horarium.process.serve`, `horarium.process.worker`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def serve(**values: Any) -> None:
     """Run the management API (and, by default, the scheduler)."""
     from horarium.api.exposure import ExposureError, review
     from horarium.api.probes import probe_warnings
-    from horarium.server import serve as run
+    from horarium.process.serve import serve as run
 
     settings = settings_from(**values)
     logs.setup(settings.log_format, settings.log_level)
@@ -35,7 +35,7 @@ def serve(**values: Any) -> None:
 def worker(**values: Any) -> None:
     """Run only the scheduler against the database (for scaled deployments)."""
     from horarium.api.probes import probe_warnings
-    from horarium.worker import run
+    from horarium.process.worker import run
 
     settings = settings_from(run_engine=True, **values)
     logs.setup(settings.log_format, settings.log_level)

@@ -1,5 +1,5 @@
 """Hooks the service uses to run the scheduler: inside `horarium serve`, or alone as
-`horarium worker` (`horarium.worker`) against the same database."""
+`horarium worker` (`horarium.process.worker`) against the same database."""
 
 from __future__ import annotations
 

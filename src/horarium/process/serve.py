@@ -1,10 +1,10 @@
 """`horarium serve`: the management API under uvicorn (one worker), with the scheduler in the
-same process unless `--no-engine`. Settings are reviewed before (`cli.serve`,
-`horarium.api.exposure`); before uvicorn starts, the port is bound (`horarium.startup`) and
-`horarium.opening.prepare` makes the data folder private, loads the secret key and migrates the
-database (sealing secrets stored in clear) — a mistake is one line, exit code 2; on the first
-start the admin API key is made (`horarium.api.first_key`). With `--metrics-port` the probes also
-answer on a port of their own (`horarium.probe_server`)."""
+same process unless `--no-engine`. Settings are reviewed before (`cli.serving.serve`,
+`horarium.api.exposure`); before uvicorn starts, the port is bound (`horarium.process.ports`)
+and `horarium.process.opening.prepare` makes the data folder private, loads the secret key and
+migrates the database (sealing secrets stored in clear) — a mistake is one line, exit code 2; on
+the first start the admin API key is made (`horarium.api.first_key`). With `--metrics-port` the
+probes also answer on a port of their own (`horarium.process.probe_server`)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ from horarium.config import Settings
 from horarium.loops import running_loop_name
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
-from horarium.opening import prepare
-from horarium.probe_server import ProbeServer
-from horarium.startup import bind
+from horarium.process.opening import prepare
+from horarium.process.ports import bind
+from horarium.process.probe_server import ProbeServer
 from horarium.store.access import Store
 from horarium.store.db import create_engine
 from horarium.store.sealing import Keyring

@@ -1,7 +1,7 @@
 """The listening sockets of `serve` (and of `--metrics-port`), bound before anything else
 happens, so that a port in use, or an address that is not this machine's, is one line
 (`OneLineError`: `Error: …` on stderr, exit code 2) rather than a traceback from uvicorn. The
-database comes next: `horarium.opening`."""
+database comes next: `horarium.process.opening`."""
 
 from __future__ import annotations
 

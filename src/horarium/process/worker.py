@@ -1,5 +1,5 @@
 """`horarium worker`: the scheduler alone against the database (prepared at start:
-`horarium.opening.prepare`), no API;
+`horarium.process.opening.prepare`), no API;
 with `--metrics-port`, a listener for /metrics, /healthz and /readyz (`horarium.api.probes`).
 SIGINT and SIGTERM stop it cleanly (exit code 0)."""
 
@@ -20,14 +20,14 @@ from horarium.engine.service import running, start_engine, state
 from horarium.loops import loop_factory
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
-from horarium.opening import prepare
-from horarium.probe_server import ProbeServer
-from horarium.startup import bind
+from horarium.process.opening import prepare
+from horarium.process.ports import bind
+from horarium.process.probe_server import ProbeServer
 from horarium.store.access import Store
 from horarium.store.db import create_engine
 from horarium.store.sealing import Keyring
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("horarium.worker")  # the name its log lines have always carried
 
 
 def run(settings: Settings) -> None:
