@@ -1,5 +1,6 @@
-"""Cost of the due-backlog count `/metrics` runs when scraped (`horarium.store.probes.due_backlog`)
-with many jobs stored: none due, all due and unclaimed, all due and held by a process.
+"""Cost of the due-backlog count `/metrics` runs when scraped
+(`horarium.store.core.probes.due_backlog`) with many jobs stored: none due, all due and
+unclaimed, all due and held by a process.
 
     .venv/bin/python bench/backlog.py [--jobs 100000] [--postgres postgresql://…/db]
 
@@ -22,8 +23,8 @@ async def _store_jobs(db: Any, n: int, due: datetime, now: datetime) -> None:
     from sqlalchemy import insert
 
     from horarium.model.names import CollectionName
-    from horarium.store import collections as collections_store
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
+    from horarium.store.resources import collections as collections_store
 
     async with db.begin() as conn:
         collection = await collections_store.insert_one(
@@ -57,14 +58,14 @@ async def _store_jobs(db: Any, n: int, due: datetime, now: datetime) -> None:
 async def _set(db: Any, **values: Any) -> None:
     from sqlalchemy import update
 
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
 
     async with db.begin() as conn:
         await conn.execute(update(jobs).values(**values))
 
 
 async def _time_counts(db: Any, now: datetime, rounds: int = 20) -> tuple[float, float, int]:
-    from horarium.store.probes import due_backlog
+    from horarium.store.core.probes import due_backlog
 
     times = []
     count = 0
@@ -77,7 +78,7 @@ async def _time_counts(db: Any, now: datetime, rounds: int = 20) -> tuple[float,
 
 
 async def run(url: str, n: int) -> list[str]:
-    from horarium.store.db import create_engine, migrate
+    from horarium.store.core.db import create_engine, migrate
 
     db = create_engine(url)
     lines = []

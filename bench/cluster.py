@@ -405,8 +405,8 @@ async def store_jobs(db: Any, n: int, url: str, recurring: bool, first: int) -> 
     from sqlalchemy import insert
 
     from horarium.model.names import CollectionName
-    from horarium.store import collections as collections_store
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
+    from horarium.store.resources import collections as collections_store
 
     async with db.begin() as conn:
         collections = [
@@ -471,7 +471,7 @@ async def measure_cost(url: str, action: str, sink_url: str, n: int) -> list[Cos
     from horarium.config import Settings
     from horarium.engine.gc_tuning import tune_gc
     from horarium.engine.scheduler import Scheduler
-    from horarium.store.db import create_engine, migrate
+    from horarium.store.core.db import create_engine, migrate
 
     out: list[Cost] = []
     server = Server(url)
@@ -685,8 +685,8 @@ class Burst:
 async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Burst:
     from sqlalchemy import func, select
 
-    from horarium.store.db import create_engine, migrate
-    from horarium.store.schema import jobs
+    from horarium.store.core.db import create_engine, migrate
+    from horarium.store.core.schema import jobs
 
     sink_reset(sink_url)
     key = base64.b64encode(os.urandom(32)).decode()
@@ -778,8 +778,8 @@ async def store_burst(db: Any, n: int, url: str, due: datetime) -> None:
     from sqlalchemy import insert
 
     from horarium.model.names import CollectionName
-    from horarium.store import collections as collections_store
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
+    from horarium.store.resources import collections as collections_store
 
     now = datetime.now(UTC)
     async with db.begin() as conn:
@@ -904,7 +904,7 @@ class Million:
     database: str
     stored: int
     fill_s: float
-    startup_s: float  # the first start: it reads every job once (store.resealing)
+    startup_s: float  # the first start: it reads every job once (store.core.resealing)
     restart_s: float  # the store now marked sealed: no job read
     rss_mb: float
     latencies: dict[str, list[float]]
@@ -916,7 +916,7 @@ class Million:
 
 
 async def fill(url: str, stored: int, base: datetime) -> float:
-    from horarium.store.db import create_engine, migrate
+    from horarium.store.core.db import create_engine, migrate
 
     db = create_engine(url)
     await migrate(db)
@@ -999,7 +999,7 @@ async def due_query(url: str, base: datetime, stored: int) -> tuple[float, float
     from sqlalchemy import text
     from sqlalchemy.dialects import postgresql, sqlite
 
-    from horarium.store.db import create_engine
+    from horarium.store.core.db import create_engine
     from horarium.store.runs.dialect import dialect_of
     from horarium.store.runs.statements import Statements as Sql
 

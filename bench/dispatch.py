@@ -148,8 +148,8 @@ async def _insert_jobs(db: Any, url: str, due: Sequence[datetime], now: datetime
     from sqlalchemy import insert
 
     from horarium.model.names import CollectionName
-    from horarium.store import collections as collections_store
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
+    from horarium.store.resources import collections as collections_store
 
     async with db.begin() as conn:
         collection = await collections_store.insert_one(
@@ -162,7 +162,7 @@ async def _insert_jobs(db: Any, url: str, due: Sequence[datetime], now: datetime
             now=now,
         )
         # The jobs go in 1,000 rows per statement (setup speed), with the columns the API's
-        # `store.jobs.insert_one` writes.
+        # `store.resources.jobs.insert_one` writes.
         rows = [
             {
                 "collection_id": collection,
@@ -191,8 +191,8 @@ async def run_horarium(url: str, offsets: Sequence[float], **tuning: Any) -> Res
 
     from horarium.actions.runner import Actions
     from horarium.engine.scheduler import Scheduler
-    from horarium.store.db import create_engine, migrate
-    from horarium.store.schema import job_history, jobs
+    from horarium.store.core.db import create_engine, migrate
+    from horarium.store.core.schema import job_history, jobs
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = settings(Path(tmp), **tuning)
@@ -360,7 +360,7 @@ def prepare_process() -> None:
 
     import horarium.actions.runner
     import horarium.engine.scheduler
-    import horarium.store.db  # noqa: F401
+    import horarium.store.core.db  # noqa: F401
     from horarium.engine.gc_tuning import tune_gc
 
     tune_gc()

@@ -11,8 +11,8 @@ from that server and dropped after) and each number of stored jobs, in a process
    them falling due in the measured minute, Monday 09:00 (70/20/10 too: hourly ones at :00,
    daily ones at 09:00, weekly ones on Mondays at 09:00), the others at every other minute of
    the hour, day and week. They go in 1,000 rows per statement with the columns the API's
-   `store.jobs.insert_one` writes; then the store is opened again as a restart would
-   (`store.db.migrate`).
+   `store.resources.jobs.insert_one` writes; then the store is opened again as a restart would
+   (`store.core.db.migrate`).
 2. Warm-up: the engine (`Scheduler`, default settings, the clock at 08:59:59) runs every job's
    previous execution once, so that the process is in the state of an engine that has been
    running for a week: each job ran in it before (the plan cache has met every job).
@@ -137,8 +137,8 @@ async def store_jobs(db: Any, stored: int, due: int) -> None:
     from sqlalchemy import insert
 
     from horarium.model.names import CollectionName
-    from horarium.store import collections as collections_store
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
+    from horarium.store.resources import collections as collections_store
 
     per_collection = 5000
     async with db.begin() as conn:
@@ -227,8 +227,8 @@ async def run_one(url: str, label: str, stored: int, due: int, tuning: dict[str,
     from horarium.config import Settings
     from horarium.engine.gc_tuning import tune_gc
     from horarium.engine.scheduler import Scheduler
-    from horarium.store.db import create_engine, migrate
-    from horarium.store.schema import jobs
+    from horarium.store.core.db import create_engine, migrate
+    from horarium.store.core.schema import jobs
 
     check_schedules(stored, due)
     with tempfile.TemporaryDirectory() as tmp:

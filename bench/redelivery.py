@@ -157,7 +157,7 @@ def start(url: str, data: Path, args: argparse.Namespace, log: Path) -> subproce
 async def history_count(db: Any) -> int:
     from sqlalchemy import func, select
 
-    from horarium.store.schema import job_history
+    from horarium.store.core.schema import job_history
 
     async with db.connect() as conn:
         return int((await conn.execute(select(func.count()).select_from(job_history))).scalar_one())
@@ -166,7 +166,7 @@ async def history_count(db: Any) -> int:
 async def completed_count(db: Any) -> int:
     from sqlalchemy import func, select
 
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
 
     async with db.connect() as conn:
         found = await conn.execute(select(func.count()).where(jobs.c.state == "Completed"))
@@ -176,7 +176,7 @@ async def completed_count(db: Any) -> int:
 async def run_kill(database: str, at: int, sink_url: str, args: argparse.Namespace) -> Kill:
     import httpx
 
-    from horarium.store.db import create_engine, migrate
+    from horarium.store.core.db import create_engine, migrate
 
     n = args.jobs
     client = httpx.AsyncClient(timeout=30)

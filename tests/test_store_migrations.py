@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect
 
-from horarium.store.db import create_engine, migrate
+from horarium.store.core.db import create_engine, migrate
 from tests.support import fresh_pg_database
 
 

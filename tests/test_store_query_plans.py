@@ -15,11 +15,11 @@ from sqlalchemy import event, insert, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.model.names import CollectionName
-from horarium.store import collections as collections_store
-from horarium.store.db import create_engine, migrate
+from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.schema import jobs
+from horarium.store.resources import collections as collections_store
 from horarium.store.runs.store import Runs
 from horarium.store.runs.vocabulary import Decision, DueJob, FaultJob
-from horarium.store.schema import jobs
 from tests.support import fresh_pg_database
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)

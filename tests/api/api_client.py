@@ -108,8 +108,8 @@ def add_history(server: ServerProcess, job_key: str, entries: list[dict[str, Any
 
     from sqlalchemy import insert, select
 
-    from horarium.store.db import create_engine
-    from horarium.store.schema import job_history, jobs
+    from horarium.store.core.db import create_engine
+    from horarium.store.core.schema import job_history, jobs
 
     async def write() -> None:
         engine = create_engine(database_url(server))

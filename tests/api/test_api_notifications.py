@@ -394,8 +394,8 @@ def _fall_behind(
     ago, their next execution `minutes` minutes ago (a minute boundary)."""
     from sqlalchemy import select, update
 
-    from horarium.store.db import create_engine
-    from horarium.store.schema import job_collections, jobs
+    from horarium.store.core.db import create_engine
+    from horarium.store.core.schema import job_collections, jobs
 
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     key = f"{api.subscription}/rg1/{collection}".lower()
@@ -436,7 +436,7 @@ def _stored_documents(server: ServerProcess) -> str:
 
     from sqlalchemy import text
 
-    from horarium.store.db import create_engine
+    from horarium.store.core.db import create_engine
 
     async def read() -> str:
         engine = create_engine(url)

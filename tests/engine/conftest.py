@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.actions.runner import Actions
 from horarium.engine.scheduler import Scheduler
-from horarium.store.db import create_engine, migrate
-from horarium.store.sealing import Keyring
+from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.sealing import Keyring
 from tests.engine.engine_support import FakeClock, Sink, Store, engine_settings
 from tests.support import fresh_pg_database
 

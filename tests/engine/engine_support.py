@@ -16,9 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.config import Settings
 from horarium.model.names import CollectionName
 from horarium.recurrence import plan
-from horarium.store import collections as collections_store
-from horarium.store import jobs as jobs_store
-from horarium.store.schema import job_executions, job_history, jobs
+from horarium.store.core.schema import job_executions, job_history, jobs
+from horarium.store.resources import collections as collections_store
+from horarium.store.resources import jobs as jobs_store
 
 T0 = datetime(2030, 1, 7, 9, 0, 0, tzinfo=UTC)  # a Monday
 

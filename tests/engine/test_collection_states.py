@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.api import collection_ops, job_ops
 from horarium.engine.scheduler import Scheduler
 from horarium.model.names import CollectionName
-from horarium.store import collections as collections_store
+from horarium.store.resources import collections as collections_store
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 COLLECTION = CollectionName("sub", "rg", "coll")

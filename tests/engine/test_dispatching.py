@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.actions.runner import Actions
 from horarium.engine.dispatcher import LOOKAHEAD
 from horarium.engine.scheduler import Scheduler
+from horarium.store.core.schema import job_history, jobs
 from horarium.store.runs.vocabulary import Claimed
-from horarium.store.schema import job_history, jobs
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, engine_settings, http
 
 

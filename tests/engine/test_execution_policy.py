@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from horarium.engine.scheduler import Scheduler
-from horarium.store import run_requests
+from horarium.store.resources import run_requests
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 S = timedelta(seconds=1)

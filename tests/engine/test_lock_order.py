@@ -21,9 +21,9 @@ from horarium.actions.runner import Actions
 from horarium.engine.cleanup import clean_once
 from horarium.engine.nodes import this_node
 from horarium.engine.scheduler import Scheduler
-from horarium.store.run_requests import request_run
+from horarium.store.core.schema import job_history
+from horarium.store.resources.run_requests import request_run
 from horarium.store.runs.store import Runs
-from horarium.store.schema import job_history
 from tests.engine.engine_support import FakeClock, Sink, Store, engine_settings, http
 from tests.support import fresh_pg_database
 

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.actions.runner import Actions
 from horarium.engine.nodes import NodeKeeper, this_node
 from horarium.engine.scheduler import Scheduler
+from horarium.store.core.schema import nodes
 from horarium.store.runs.store import Runs
-from horarium.store.schema import nodes
 from tests.engine.engine_support import FakeClock, Sink, Store, engine_settings, http
 
 LEASE = timedelta(minutes=5)

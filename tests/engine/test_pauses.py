@@ -17,7 +17,7 @@ from horarium.engine.scheduler import Scheduler
 from horarium.model.actions import WireStyle
 from horarium.model.errors import BadRequest
 from horarium.model.names import CollectionName
-from horarium.store.pauses import Ended, next_end
+from horarium.store.runs.pauses import Ended, next_end
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 COLLECTION = CollectionName("sub", "rg", "coll")

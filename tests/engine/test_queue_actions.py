@@ -28,8 +28,8 @@ from sqlalchemy import update
 from horarium.actions.runner import Actions
 from horarium.config import Settings
 from horarium.engine.scheduler import Scheduler
-from horarium.store import jobs as jobs_sql
-from horarium.store.schema import job_collections
+from horarium.store.core.schema import job_collections
+from horarium.store.resources import jobs as jobs_sql
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 from tests.queue_services import (
     ACCOUNT,

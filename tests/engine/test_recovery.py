@@ -15,8 +15,8 @@ from horarium.api import job_ops
 from horarium.engine.scheduler import Scheduler
 from horarium.model.actions import WireStyle
 from horarium.model.names import CollectionName
-from horarium.store.run_requests import request_run
-from horarium.store.schema import job_history, jobs
+from horarium.store.core.schema import job_history, jobs
+from horarium.store.resources.run_requests import request_run
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, engine_settings, http
 
 S = timedelta(seconds=1)

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.cleanup import clean_once
 from horarium.engine.scheduler import Scheduler
-from horarium.store.schema import job_history, jobs
+from horarium.store.core.schema import job_history, jobs
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 
@@ -104,7 +104,7 @@ async def test_engine_queries_use_indexes_not_table_scans(
         await store.add(f"j{i}", {"action": http(sink.plan(f"/{i}", 500, 200))})
     scheduler: Scheduler = make_scheduler()
     # The API's engine (retention writes through it) and the engine's own connection to the
-    # file, on its writer thread (`horarium.store.transact`).
+    # file, on its writer thread (`horarium.store.runs.transact`).
     engines = [db.sync_engine, scheduler.runs.transactor.sync_engine]
     for engine in engines:
         event.listen(engine, "before_cursor_execute", capture)

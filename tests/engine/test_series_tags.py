@@ -1,5 +1,5 @@
-"""The execution tag of a series execution (`store/tags.py`): receivers deduplicate on it, so an
-execution replayed after a crash, by this process, another one or a newer release, must carry
+"""The execution tag of a series execution (`store/core/tags.py`): receivers deduplicate on it, so
+an execution replayed after a crash, by this process, another one or a newer release, must carry
 the tag of its first try, and different occurrences must not share one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta, timezone
 
-from horarium.store.tags import is_series_tag, new_tag, series_tag
+from horarium.store.core.tags import is_series_tag, new_tag, series_tag
 
 SET_AT = datetime(2026, 11, 24, 4, 0, 0, 123456, tzinfo=UTC)
 EXPECTED = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
@@ -22,7 +22,7 @@ def test_an_occurrence_keeps_its_tag_across_processes_and_releases() -> None:
         [
             sys.executable,
             "-c",
-            "from datetime import datetime, UTC; from horarium.store.tags import series_tag; "
+            "from datetime import datetime, UTC; from horarium.store.core.tags import series_tag; "
             "print(series_tag(42, datetime(2026, 11, 24, 4, 0, 0, 123456, tzinfo=UTC), 7, "
             "datetime(2026, 12, 1, 9, 30, tzinfo=UTC)))",
         ],

@@ -15,11 +15,11 @@ from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.plans import Plans
 from horarium.engine.recorder import Recorder
-from horarium.store.db import create_engine, migrate
+from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.sealing import Keyring
 from horarium.store.runs.dialect import RunDialect, SQLiteDialect
 from horarium.store.runs.sqlite_fast import FastSQLiteDialect
 from horarium.store.runs.store import Runs
-from horarium.store.sealing import Keyring
 from tests.engine.engine_support import FakeClock, Store, engine_settings
 from tests.engine.scripted_actions import ScriptedActions, action
 

@@ -13,9 +13,9 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from horarium.store.db import create_engine, migrate
-from horarium.store.schema import engine_marks
-from horarium.store.transact import Transactor
+from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.schema import engine_marks
+from horarium.store.runs.transact import Transactor
 from tests.support import fresh_pg_database
 
 pytestmark = pytest.mark.postgres
@@ -57,7 +57,7 @@ async def test_a_deadlock_victim_is_run_again_and_both_transactions_commit(
 ) -> None:
     transactor = Transactor(pg)
     runs: list[str] = []
-    with caplog.at_level(logging.WARNING, logger="horarium.store.transact"):
+    with caplog.at_level(logging.WARNING, logger="horarium.store.runs.transact"):
         await asyncio.gather(
             transactor.write(_bump_both("a", "b", runs), "a then b"),
             transactor.write(_bump_both("b", "a", runs), "b then a"),

@@ -39,7 +39,7 @@ def database_url(server: ServerProcess) -> str:
 
 def in_database(server: ServerProcess, work: Callable[[Any], Any]) -> Any:
     """`await work(conn)` in a write transaction on the server's database."""
-    from horarium.store.db import create_engine, write_transaction
+    from horarium.store.core.db import create_engine, write_transaction
 
     async def run() -> Any:
         engine = create_engine(database_url(server))
@@ -56,7 +56,7 @@ def key_rows(server: ServerProcess) -> list[dict[str, Any]]:
     """Every api_keys row, every column, as stored."""
     from sqlalchemy import select
 
-    from horarium.store.schema import api_keys
+    from horarium.store.core.schema import api_keys
 
     async def read(conn: Any) -> list[dict[str, Any]]:
         return [dict(row._mapping) for row in await conn.execute(select(api_keys))]

@@ -17,7 +17,7 @@ from aiohttp import web
 from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from horarium.store.db import create_engine
+from horarium.store.core.db import create_engine
 from tests.actions.tls_material import Pki, make_pki
 from tests.api.api_client import Api, error_of
 from tests.engine.live_servers import LiveServers, Recorder, wait_until

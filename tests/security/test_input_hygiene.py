@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from horarium.model.names import CollectionName
-from horarium.store import collections as collections_store
-from horarium.store.db import create_engine
+from horarium.store.core.db import create_engine
+from horarium.store.resources import collections as collections_store
 from tests.api.api_client import Api, database_url, error_of, http_job
 from tests.server_process import ServerProcess, running_server
 

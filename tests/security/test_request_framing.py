@@ -19,11 +19,11 @@ from horarium.actions.runner import Actions
 from horarium.config import Settings
 from horarium.engine.scheduler import Scheduler
 from horarium.model.names import CollectionName
-from horarium.store import collections as collections_store
-from horarium.store import jobs as jobs_store
-from horarium.store.db import create_engine, migrate
-from horarium.store.schema import job_history
-from horarium.store.sealing import Keyring
+from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.schema import job_history
+from horarium.store.core.sealing import Keyring
+from horarium.store.resources import collections as collections_store
+from horarium.store.resources import jobs as jobs_store
 from tests.api.api_client import Api, error_of, http_job
 from tests.security.raw_http import raw_http_server
 from tests.server_process import DATABASES

@@ -13,11 +13,11 @@ import pytest
 from sqlalchemy import delete, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from horarium.store import resealing
-from horarium.store.db import create_engine, migrate
-from horarium.store.schema import engine_marks, jobs
-from horarium.store.seal_marks import PREFIX, marked_keys
-from horarium.store.sealing import Keyring, sealed_key_id
+from horarium.store.core import resealing
+from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.schema import engine_marks, jobs
+from horarium.store.core.seal_marks import PREFIX, marked_keys
+from horarium.store.core.sealing import Keyring, sealed_key_id
 from tests.engine.engine_support import Store
 from tests.support import fresh_pg_database
 

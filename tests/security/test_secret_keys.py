@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, select, update
 
-from horarium.store import seal_marks
-from horarium.store.db import create_engine
-from horarium.store.schema import engine_marks, jobs
-from horarium.store.sealing import key_id
+from horarium.store.core import seal_marks
+from horarium.store.core.db import create_engine
+from horarium.store.core.schema import engine_marks, jobs
+from horarium.store.core.sealing import key_id
 from tests.security.secret_servers import (
     FAR_FUTURE,
     Api,

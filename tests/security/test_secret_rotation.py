@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from horarium import cli
-from horarium.store.db import create_engine
-from horarium.store.schema import job_collections, jobs
-from horarium.store.sealing import Keyring, key_id, open_notification_secret, sealed_key_id
+from horarium.store.core.db import create_engine
+from horarium.store.core.schema import job_collections, jobs
+from horarium.store.core.sealing import Keyring, key_id, open_notification_secret, sealed_key_id
 from tests.security.secret_servers import (
     FAR_FUTURE,
     Api,

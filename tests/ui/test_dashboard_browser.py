@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from horarium.store.sealing import unseal_definition
-from horarium.store.secret_keys import read_key_file
+from horarium.store.core.sealing import unseal_definition
+from horarium.store.core.secret_keys import read_key_file
 from tests.server_process import ServerProcess, running_server
 from tests.ui.ui_support import Api, http_target, launched_chromium
 
@@ -309,7 +309,7 @@ def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
     from playwright.sync_api import expect
     from sqlalchemy import select
 
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
     from tests.ui.ui_support import in_database, job_id
 
     page = watched.page

@@ -160,7 +160,7 @@ def database_url(server: ServerProcess) -> str:
 def in_database(server: ServerProcess, work: Callable[[Any], Any]) -> Any:
     """`await work(conn)` in a transaction on the server's database (on a thread of its own:
     Playwright's sync API keeps an event loop running on the test's thread)."""
-    from horarium.store.db import create_engine
+    from horarium.store.core.db import create_engine
 
     async def run() -> Any:
         engine = create_engine(database_url(server))
@@ -178,7 +178,7 @@ def job_id(server: ServerProcess, collection: str, job: str) -> int:
     """The row id of a job (collection names are unique in the tests)."""
     from sqlalchemy import select
 
-    from horarium.store.schema import job_collections, jobs
+    from horarium.store.core.schema import job_collections, jobs
 
     async def read(conn: Any) -> int:
         query = (
@@ -195,7 +195,7 @@ def add_history(server: ServerProcess, job: int, entries: list[dict[str, Any]]) 
     """History rows of a job, as the engine writes them (the API only reads them)."""
     from sqlalchemy import insert
 
-    from horarium.store.schema import job_history
+    from horarium.store.core.schema import job_history
 
     async def write(conn: Any) -> None:
         for entry in entries:
@@ -208,7 +208,7 @@ def update_job(server: ServerProcess, job: int, **values: Any) -> None:
     """Set scheduling columns of a job row (leases, next execution) as the engine would."""
     from sqlalchemy import update
 
-    from horarium.store.schema import jobs
+    from horarium.store.core.schema import jobs
 
     async def write(conn: Any) -> None:
         await conn.execute(update(jobs).where(jobs.c.id == job).values(**values))
@@ -222,7 +222,7 @@ def add_execution(server: ServerProcess, job: int, **values: Any) -> None:
 
     from sqlalchemy import insert
 
-    from horarium.store.schema import job_executions
+    from horarium.store.core.schema import job_executions
 
     now = datetime.now(UTC)
     row = {

@@ -17,8 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from horarium.api.principal import ALL_SUBSCRIPTIONS, AuthenticationError, Principal, Role
 from horarium.model.errors import BadRequest
 from horarium.model.names import check_subscription
-from horarium.store import api_keys as rows
-from horarium.store.api_keys import ApiKeyRecord
+from horarium.store.resources import api_keys as rows
+from horarium.store.resources.api_keys import ApiKeyRecord
 
 TOKEN_PREFIX = "hrm_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")

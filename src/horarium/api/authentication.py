@@ -19,7 +19,7 @@ from horarium.api import api_keys
 from horarium.api.oidc import OidcVerifier
 from horarium.api.principal import ALL_SUBSCRIPTIONS, AuthenticationError, Principal, Role
 from horarium.api.wire import arm_error
-from horarium.store.access import Store
+from horarium.store.resources.access import Store
 
 # The caller of every request when authentication is off (`--auth none`).
 ANONYMOUS = Principal("anonymous", frozenset({ALL_SUBSCRIPTIONS}), Role.CONTRIBUTOR)

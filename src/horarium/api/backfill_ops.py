@@ -18,7 +18,7 @@ from horarium.model.fields import obj
 from horarium.model.names import CollectionName
 from horarium.model.schedule import compile_plan
 from horarium.recurrence import Plan
-from horarium.store import run_requests
+from horarium.store.resources import run_requests
 
 MAX_BACKFILL = 1000
 

@@ -20,9 +20,9 @@ from horarium.model.errors import BadRequest, Conflict, NotFound
 from horarium.model.names import CollectionName
 from horarium.model.schedule import compile_plan
 from horarium.recurrence import RESOLVED, RecurrenceError, exclusion_names
-from horarium.store import calendars, run_requests
-from horarium.store.calendars import CalendarRecord, StoredJob
-from horarium.store.collections import CollectionRecord
+from horarium.store.resources import calendars, run_requests
+from horarium.store.resources.calendars import CalendarRecord, StoredJob
+from horarium.store.resources.collections import CollectionRecord
 
 MAX_CALENDARS_PER_COLLECTION = 100
 

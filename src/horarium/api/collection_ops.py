@@ -24,9 +24,9 @@ from horarium.model.names import CollectionName
 from horarium.model.notifications import NOTIFICATIONS, keep_secrets
 from horarium.model.pause import PAUSE, begun
 from horarium.model.schedule import timing
-from horarium.store import collections, jobs
-from horarium.store.collections import CollectionRecord
-from horarium.store.jobs import JobRecord
+from horarium.store.resources import collections, jobs
+from horarium.store.resources.collections import CollectionRecord
+from horarium.store.resources.jobs import JobRecord
 
 
 def not_found(name: CollectionName) -> NotFound:

@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model import datetimes
-from horarium.store import engine_status
-from horarium.store.engine_status import MINUTE_TEXT
+from horarium.store.resources import engine_status
+from horarium.store.resources.engine_status import MINUTE_TEXT
 
 MINUTES = 60  # the window of executions per minute
 

@@ -10,8 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from horarium.model.enums import HistoryStatus
 from horarium.model.history import render_history
 from horarium.model.names import CollectionName
-from horarium.store import history
-from horarium.store.history import SubscriptionEntry
+from horarium.store.resources import history
+from horarium.store.resources.history import SubscriptionEntry
 
 FAILURE_STATUSES = (HistoryStatus.FAILED, HistoryStatus.POSTPONED, HistoryStatus.SKIPPED)
 

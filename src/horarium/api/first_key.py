@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.api import api_keys
 from horarium.api.principal import ALL_SUBSCRIPTIONS, Role
-from horarium.store import api_keys as rows
-from horarium.store.db import write_transaction
+from horarium.store.core.db import write_transaction
+from horarium.store.resources import api_keys as rows
 
 ADMIN_TOKEN_FILE = "admin-token"
 ADMIN_KEY_NAME = "admin"

@@ -10,7 +10,7 @@ from horarium.api import job_ops
 from horarium.api.collection_ops import require as require_collection
 from horarium.model.history import render_history
 from horarium.model.names import CollectionName
-from horarium.store import history
+from horarium.store.resources import history
 
 
 async def list_page(

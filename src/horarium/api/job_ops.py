@@ -28,9 +28,9 @@ from horarium.model.names import CollectionName, check_job_name
 from horarium.model.pause import PAUSE, begun, require_disabled
 from horarium.model.schedule import compile_plan, timing
 from horarium.model.secrets import masked
-from horarium.store import jobs, run_requests
-from horarium.store.collections import CollectionRecord
-from horarium.store.jobs import JobRecord
+from horarium.store.resources import jobs, run_requests
+from horarium.store.resources.collections import CollectionRecord
+from horarium.store.resources.jobs import JobRecord
 
 
 def render(collection: CollectionRecord, job: JobRecord, style: WireStyle) -> dict[str, Any]:

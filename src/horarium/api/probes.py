@@ -32,7 +32,7 @@ from horarium.model import datetimes
 from horarium.model.errors import ApiError
 from horarium.observe.exposition import CONTENT_TYPE, Exposition
 from horarium.observe.health import NodeView, Problem, Readiness
-from horarium.store.engine_status import NodeRow
+from horarium.store.resources.engine_status import NodeRow
 
 HEALTH = "/healthz"
 READY = "/readyz"

@@ -7,8 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.enums import JobState
 from horarium.model.schedule import Timing
-from horarium.store import run_requests
-from horarium.store.jobs import JobRecord
+from horarium.store.resources import run_requests
+from horarium.store.resources.jobs import JobRecord
 
 
 async def resumed_state(conn: AsyncConnection, job: JobRecord, timed: Timing) -> str:

@@ -25,7 +25,7 @@ from horarium.model.enums import CollectionState
 from horarium.model.errors import ApiError, BadRequest
 from horarium.model.names import CollectionName, check_resource_group, check_subscription
 from horarium.observe import metrics
-from horarium.store.access import Store
+from horarium.store.resources.access import Store
 
 T = TypeVar("T")
 
@@ -95,7 +95,7 @@ def _settings(request: Request) -> Settings:
 
 async def _write_due(request: Request, work: Callable[[Any], Awaitable[T]]) -> T:
     """A write that may make work due sooner: the engines of every node are woken when it
-    commits (PostgreSQL: `store.wakeups`), and this process's scheduler (if any) at once."""
+    commits (PostgreSQL: `store.core.wakeups`), and this process's scheduler (if any) at once."""
     result = await _store(request).write(work, wake=True)
     notify: Callable[[], None] | None = getattr(request.app.state, "on_change", None)
     if notify is not None:

@@ -13,7 +13,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from horarium.api.wire import arm_error
-from horarium.store.outages import is_outage, one_line
+from horarium.store.core.outages import is_outage, one_line
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from horarium.model.job import parse_job, properties_of
 from horarium.model.names import CollectionName, check_job_name
 from horarium.model.schedule import compile_plan
 from horarium.recurrence import Plan, Run, outline
-from horarium.store import jobs
+from horarium.store.resources import jobs
 
 
 def _describe(series: Plan, instant: datetime, repeat: int | None) -> dict[str, Any]:

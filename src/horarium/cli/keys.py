@@ -23,7 +23,7 @@ _database_options = settings_options(only=("data_dir", "database"))
 
 def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
     """`work` in one write transaction on the migrated database."""
-    from horarium.store.db import create_engine, migrate, write_transaction
+    from horarium.store.core.db import create_engine, migrate, write_transaction
 
     async def run() -> T:
         engine = create_engine(settings.database_url)
@@ -93,7 +93,7 @@ def create(
 @_database_options
 def list_keys(**values: Any) -> None:
     """Show every key: name, subscription, role, created, expires (never the token)."""
-    from horarium.store.api_keys import list_all
+    from horarium.store.resources.api_keys import list_all
 
     found = _in_transaction(settings_from(**values), list_all)
     rows = [("NAME", "SUBSCRIPTION", "ROLE", "CREATED", "EXPIRES")]
@@ -110,7 +110,7 @@ def list_keys(**values: Any) -> None:
 @_database_options
 def revoke(name: str, **values: Any) -> None:
     """Delete the key NAME: its token is refused from the next request on."""
-    from horarium.store.api_keys import delete_one
+    from horarium.store.resources.api_keys import delete_one
 
     if not _in_transaction(settings_from(**values), lambda conn: delete_one(conn, name)):
         raise click.ClickException(f"no API key named {name!r} (see 'horarium keys list')")

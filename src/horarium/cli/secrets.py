@@ -17,8 +17,8 @@ import click
 from horarium.cli.options import settings_from, settings_options
 
 if TYPE_CHECKING:
-    from horarium.store.resealing import SealReport
-    from horarium.store.sealing import Keyring
+    from horarium.store.core.resealing import SealReport
+    from horarium.store.core.sealing import Keyring
 
 _DATABASE_OPTIONS = ("data_dir", "database", "secret_key_file", "secret_key")
 
@@ -39,8 +39,8 @@ def secrets() -> None:
 def rotate(new_key_file: Path, **values: Any) -> None:
     """Seal every stored secret again under a new key."""
     from horarium.process.opening import fail, notice, open_keyring
-    from horarium.store.sealing import Keyring
-    from horarium.store.secret_keys import (
+    from horarium.store.core.sealing import Keyring
+    from horarium.store.core.secret_keys import (
         SecretKeyError,
         new_key,
         read_key_file,
@@ -84,8 +84,8 @@ def rotate(new_key_file: Path, **values: Any) -> None:
 
 
 async def _rotate(url: str, keyring: Keyring) -> SealReport:
-    from horarium.store import resealing
-    from horarium.store.db import create_engine, migrate
+    from horarium.store.core import resealing
+    from horarium.store.core.db import create_engine, migrate
 
     db = create_engine(url, keyring=keyring)
     try:

@@ -1,4 +1,4 @@
-"""The periodic retention task (indexed deletes, see `horarium.store.retention`)."""
+"""The periodic retention task (indexed deletes, see `horarium.store.runs.retention`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.clock import Clock
-from horarium.store.outages import is_outage
-from horarium.store.retention import (
+from horarium.store.core.outages import is_outage
+from horarium.store.runs.retention import (
     delete_history_before,
     delete_jobs_ended_before,
     trim_history,

@@ -33,7 +33,7 @@ from horarium.engine.recorder import Recorder
 from horarium.engine.tasks import cancel_and_wait
 from horarium.engine.watchdog import Watchdog
 from horarium.observe import metrics
-from horarium.store.outages import is_outage
+from horarium.store.core.outages import is_outage
 from horarium.store.runs.store import RunStore
 from horarium.store.runs.vocabulary import Claimed, Shares, Source
 

@@ -21,7 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from horarium.engine.clock import Clock
 from horarium.engine.tasks import cancel_and_wait
-from horarium.store.outages import is_outage
+from horarium.store.core.outages import is_outage
 from horarium.store.runs.nodes import Node, Nodes
 
 log = logging.getLogger(__name__)

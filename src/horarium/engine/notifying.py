@@ -1,6 +1,6 @@
 """The periodic task that delivers notifications (`docs/engine.md`, "Notifications"): every
 `poll_interval` it looks up when the earliest one is due (an index lookup, no write lock) and,
-once one is, takes a batch under a lease (`store.outbox`), POSTs each to the targets that have
+once one is, takes a batch under a lease (`store.runs.outbox`), POSTs each to the targets that have
 not accepted it yet (`actions.webhooks`, all at once), and settles them: delivered ones go, the
 others are tried again after `--notification-retry-seconds`, doubled after each failure, until
 `--notification-attempts`. It runs beside the dispatcher, with its own connections, so a slow
@@ -21,8 +21,8 @@ from horarium.config import Settings
 from horarium.engine.clock import Clock
 from horarium.model.notifications import origin
 from horarium.observe import metrics
-from horarium.store import outbox
-from horarium.store.outages import is_outage
+from horarium.store.core.outages import is_outage
+from horarium.store.runs import outbox
 
 log = logging.getLogger(__name__)
 

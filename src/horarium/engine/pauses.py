@@ -1,4 +1,4 @@
-"""The periodic task that ends pauses (`store.pauses`): every `poll_interval` it looks up when
+"""The periodic task that ends pauses (`store.runs.pauses`): every `poll_interval` it looks up when
 the next pause ends (an index lookup) and, once one has, enables what it paused and wakes the
 dispatcher, so the executions that fell due meanwhile are decided at once."""
 
@@ -11,8 +11,8 @@ from collections.abc import Callable
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.clock import Clock
-from horarium.store.outages import is_outage
-from horarium.store.pauses import Ended, end_due, next_end
+from horarium.store.core.outages import is_outage
+from horarium.store.runs.pauses import Ended, end_due, next_end
 
 log = logging.getLogger(__name__)
 

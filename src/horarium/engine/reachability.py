@@ -1,7 +1,7 @@
 """The database as this process's engine sees it: reachable, or unreachable since when.
 
 The dispatcher's rounds, the recorder's writes and the lease renewals report here how their
-transactions ended. An outage (`store.outages.is_outage`) is logged once at WARNING when it
+transactions ended. An outage (`store.core.outages.is_outage`) is logged once at WARNING when it
 begins and once at INFO when a transaction succeeds again; meanwhile each caller waits
 `failed(...)`'s back-off before trying again: doubling from BACKOFF_FIRST to BACKOFF_MAX, with
 a random fifth either way so that the processes of a cluster do not reconnect in step."""
@@ -12,7 +12,7 @@ import logging
 import random
 import time
 
-from horarium.store.outages import is_outage, one_line
+from horarium.store.core.outages import is_outage, one_line
 
 log = logging.getLogger(__name__)
 

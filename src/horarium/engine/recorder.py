@@ -21,8 +21,8 @@ from horarium.engine.clock import Clock
 from horarium.engine.reachability import Reachability
 from horarium.observe import metrics
 from horarium.store.runs.store import RunStore
+from horarium.store.runs.transact import transient
 from horarium.store.runs.vocabulary import Attempt, Claimed, StartErrorAction
-from horarium.store.transact import transient
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Cross-node wake-ups: the engine listens for the API's writes on every node (PostgreSQL
-`LISTEN/NOTIFY`, `store.wakeups`) and looks for due work at once rather than within its poll
+`LISTEN/NOTIFY`, `store.core.wakeups`) and looks for due work at once rather than within its poll
 interval.
 
 One connection of its own per engine process. Whenever it is (re)opened the dispatcher is woken
@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.reachability import BACKOFF_FIRST, BACKOFF_MAX, Reachability
 from horarium.engine.tasks import cancel_and_wait
-from horarium.store import wakeups
-from horarium.store.outages import one_line
-from horarium.store.wakeups import Subscription
+from horarium.store.core import wakeups
+from horarium.store.core.outages import one_line
+from horarium.store.core.wakeups import Subscription
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """A job's `action` (and its `errorAction`): validation into canonical form, and the wire view.
 
 Canonical form, as the store hands it to the API and the engine (it stores the secrets sealed:
-`horarium.store.sealing`) and the action runners read it: property names and enum values spelled
-as in the 2016-03-01 spec, durations as .NET TimeSpan text, secrets included. The wire view
+`horarium.store.core.sealing`) and the action runners read it: property names and enum values
+spelled as in the 2016-03-01 spec, durations as .NET TimeSpan text, secrets included. The wire view
 leaves the secret fields out (passwords, the OAuth secret, the pfx, SAS tokens and keys), masks
 the values of credential headers and the secret parts of the URI as `***`
 (`horarium.model.secrets`), and uses the live service's casing.

@@ -4,9 +4,9 @@ collection's jobs that a notification lists to its `uri`, signed with an HMAC-SH
 under its `secret` (`docs/engine.md`, "Notifications").
 
 Stored in the collection's document in canonical form (event names spelled as below, in the
-order given), the secret sealed by the store (`store.collections`). On the wire the secret is
-never shown: a PUT or PATCH that leaves it out, or sends `***`, keeps the stored one of the
-notification with the same `uri` (or, at the same position, the same scheme, host and port);
+order given), the secret sealed by the store (`store.resources.collections`). On the wire the
+secret is never shown: a PUT or PATCH that leaves it out, or sends `***`, keeps the stored one of
+the notification with the same `uri` (or, at the same position, the same scheme, host and port);
 otherwise it is required again.
 """
 

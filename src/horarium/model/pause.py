@@ -1,5 +1,5 @@
 """Pausing (Horarium extension): `properties.pause: {"until": …, "reason": …}` on a Disabled job
-or collection, which the engine enables again by itself at `until` (`store.pauses`).
+or collection, which the engine enables again by itself at `until` (`store.runs.pauses`).
 
 Stored canonically as ``{"until": "…Z", "reason": "…", "since": "…Z"}``: `since` is when the
 pause began (the write that set it; kept while a pause is only changed), from which the

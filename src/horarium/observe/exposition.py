@@ -13,7 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.observe import metrics
-from horarium.store.probes import due_backlog
+from horarium.store.core.probes import due_backlog
 
 log = logging.getLogger(__name__)
 

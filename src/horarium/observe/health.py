@@ -16,10 +16,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from horarium.store import engine_status
-from horarium.store.engine_status import NodeRow
-from horarium.store.open_errors import explain
-from horarium.store.probes import head_revision, schema_revision
+from horarium.store.core.open_errors import explain
+from horarium.store.core.probes import head_revision, schema_revision
+from horarium.store.resources import engine_status
+from horarium.store.resources.engine_status import NodeRow
 
 log = logging.getLogger(__name__)
 

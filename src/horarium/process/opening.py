@@ -2,11 +2,11 @@
 secret key loaded (or created), the database migrated, secrets stored in clear by an older
 version sealed, and a key that cannot open the stored secrets (jobs' secrets, collections'
 notification secrets) refused (both read every job and notifying collection, until the store is
-marked sealed: `store.seal_marks`).
+marked sealed: `store.core.seal_marks`).
 
 A mistake is one line on stderr and exit code 2 — a database that cannot be opened too
 (PostgreSQL not reachable, a database that does not exist, a login refused, a URL of another
-kind: `horarium.store.open_errors`); notices (a key created, secrets sealed, a mode tightened)
+kind: `horarium.store.core.open_errors`); notices (a key created, secrets sealed, a mode tightened)
 are one line each (an event under `--log-format json`).
 """
 
@@ -22,11 +22,11 @@ from sqlalchemy.engine import make_url
 
 from horarium import logs
 from horarium.config import Settings
-from horarium.store.db import create_engine, migrate
-from horarium.store.open_errors import check_url, explain
-from horarium.store.resealing import drop_old_copies, seal_clear_secrets
-from horarium.store.sealing import Keyring
-from horarium.store.secret_keys import SecretKeyError, load
+from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.open_errors import check_url, explain
+from horarium.store.core.resealing import drop_old_copies, seal_clear_secrets
+from horarium.store.core.sealing import Keyring
+from horarium.store.core.secret_keys import SecretKeyError, load
 
 
 def fail(message: str) -> NoReturn:
@@ -56,7 +56,7 @@ def prepare(settings: Settings) -> Keyring:
 
 
 def _explained(work: Coroutine[Any, Any, None], url: str) -> None:
-    """Run `work`; a database that cannot be opened is one line (`store.open_errors`)."""
+    """Run `work`; a database that cannot be opened is one line (`store.core.open_errors`)."""
     try:
         asyncio.run(work)
     except Exception as exc:
@@ -94,7 +94,7 @@ def private_data_dir(settings: Settings) -> None:
 
 
 def open_keyring(settings: Settings) -> Keyring:
-    """The process's keyring (see `store.secret_keys`), saying in one line what it did."""
+    """The process's keyring (see `store.core.secret_keys`), saying in one line what it did."""
     try:
         loaded = load(
             key=settings.secret_key, key_file=settings.secret_key_file, data_dir=settings.data_dir

@@ -31,9 +31,9 @@ from horarium.observe.health import Readiness
 from horarium.process.opening import prepare
 from horarium.process.ports import bind
 from horarium.process.probe_server import ProbeServer
-from horarium.store.access import Store
-from horarium.store.db import create_engine
-from horarium.store.sealing import Keyring
+from horarium.store.core.db import create_engine
+from horarium.store.core.sealing import Keyring
+from horarium.store.resources.access import Store
 
 
 def create_app(

@@ -17,6 +17,15 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
+from horarium.store.core.schema import job_history
+from horarium.store.core.sealing import (
+    SEALED,
+    Keyring,
+    SealError,
+    unseal_definition,
+    without_secrets,
+)
+from horarium.store.core.tags import is_series_tag, series_tag
 from horarium.store.runs import flow, notices
 from horarium.store.runs.chunks import chunks
 from horarium.store.runs.statements import JOB_INFO, NO_COLLECTION, Statements
@@ -33,9 +42,6 @@ from horarium.store.runs.vocabulary import (
     Shares,
     Source,
 )
-from horarium.store.schema import job_history
-from horarium.store.sealing import SEALED, Keyring, SealError, unseal_definition, without_secrets
-from horarium.store.tags import is_series_tag, series_tag
 
 # Seconds of schedule computing one claim transaction may do while holding the write lock
 # (catching up a minute job missed for a month takes ~0.1 s).

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Select
 from sqlalchemy.types import TypeEngine
 
-from horarium.store.types import UTCDateTime
+from horarium.store.core.types import UTCDateTime
 
 
 class RunDialect:

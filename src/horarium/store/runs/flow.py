@@ -22,6 +22,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.enums import HistoryStatus, JobState
+from horarium.store.core.schema import job_executions, job_history, jobs
+from horarium.store.core.tags import series_tag
 from horarium.store.runs import notices
 from horarium.store.runs.chunks import chunks
 from horarium.store.runs.dialect import RunDialect
@@ -33,8 +35,6 @@ from horarium.store.runs.vocabulary import (
     Phase,
     RunExecution,
 )
-from horarium.store.schema import job_executions, job_history, jobs
-from horarium.store.tags import series_tag
 
 # A queued execution waiting for the previous one looks again after this long; the end of an
 # execution wakes it at once (`wake_queued`), this is the safety net.

@@ -15,10 +15,10 @@ from datetime import datetime
 from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
+from horarium.store.core.schema import nodes
 from horarium.store.runs import leases
 from horarium.store.runs.statements import Statements
-from horarium.store.schema import nodes
-from horarium.store.transact import Transactor
+from horarium.store.runs.transact import Transactor
 
 _ID = bindparam("node", type_=nodes.c.id.type)
 _BEAT = (

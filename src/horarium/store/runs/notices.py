@@ -32,6 +32,8 @@ from horarium.model.notifications import (
     JOB_FAULTED,
     JOB_RECOVERED,
 )
+from horarium.store.core.schema import jobs, notifications
+from horarium.store.core.types import UTCDateTime
 from horarium.store.runs.chunks import chunks
 from horarium.store.runs.vocabulary import (
     Attempt,
@@ -42,8 +44,6 @@ from horarium.store.runs.vocabulary import (
     Phase,
     RunExecution,
 )
-from horarium.store.schema import jobs, notifications
-from horarium.store.types import UTCDateTime
 
 MAX_POSTPONED = 100  # executions listed in one ExecutionPostponed notification (all counted)
 

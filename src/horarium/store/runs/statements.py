@@ -21,10 +21,10 @@ from sqlalchemy.sql import ColumnElement
 from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.enums import CollectionState, JobState
+from horarium.store.core.schema import job_collections, job_executions, job_history, jobs
 from horarium.store.runs.dialect import RunDialect
 from horarium.store.runs.flow import FlowStatements
 from horarium.store.runs.vocabulary import Phase
-from horarium.store.schema import job_collections, job_executions, job_history, jobs
 
 # What an attempt needs from the job row, in `JobInfo`'s order.
 JOB_INFO = (

@@ -1,5 +1,5 @@
 """What the engine needs from its store (`RunStore`), and `Runs`, the store on a database:
-each operation one transaction, run whole by `store.transact.Transactor`."""
+each operation one transaction, run whole by `store.runs.transact.Transactor`."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from horarium.store.core.sealing import keyring_of
 from horarium.store.runs import leases, recording
 from horarium.store.runs.claims import Claimer
 from horarium.store.runs.dialect import RunDialect, dialect_of
 from horarium.store.runs.nodes import Node, Nodes
 from horarium.store.runs.statements import Statements
+from horarium.store.runs.transact import Transactor
 from horarium.store.runs.vocabulary import Attempt, Claimed, Decision, DueJob, Shares
-from horarium.store.sealing import keyring_of
-from horarium.store.transact import Transactor
 
 
 class RunStore(Protocol):

@@ -1,0 +1,167 @@
+"""Opening the database: URL normalisation, engine creation, migrations at start.
+
+A SQLite database is private to its owner: its folder is created with mode 0700, and the file
+(and its -wal, -shm and -journal files, which SQLite creates with the database file's mode) is
+0600 whatever the umask."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine as sa_create_engine
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from horarium.store.core.sealing import Keyring, attach
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+CONNECT_TIMEOUT = 10.0  # seconds a new PostgreSQL connection may take
+
+
+def async_url(url: str) -> str:
+    """Map the URLs users write (`sqlite:///f`, `postgresql://…`) onto the async drivers."""
+    u = make_url(url)
+    if u.drivername in ("sqlite", "sqlite+aiosqlite"):
+        return str(u.set(drivername="sqlite+aiosqlite"))
+    if u.drivername in ("postgresql", "postgres", "postgresql+asyncpg"):
+        return str(u.set(drivername="postgresql+asyncpg"))
+    raise ValueError(f"database: unsupported URL scheme {u.drivername!r} (sqlite or postgresql)")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def create_engine(url: str, *, keyring: Keyring | None = None, **kwargs: Any) -> AsyncEngine:
+    """An async engine; for SQLite the file is made private (see above) and WAL mode switched
+    on. `keyring` seals and opens the secrets of the job definitions (`store.core.sealing`)."""
+    full = make_url(async_url(url))
+    if full.drivername.startswith("sqlite"):
+        if full.database and full.database != ":memory:":
+            private_sqlite_file(Path(full.database))
+        engine = create_async_engine(full, **kwargs)
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    else:
+        kwargs.setdefault("pool_size", 10)
+        kwargs.setdefault("max_overflow", 20)
+        # After an outage (a restart, a dropped network) the pooled connections are dead: each
+        # is tested when taken (one round trip) and replaced, so the first requests after the
+        # database is back succeed. A connection attempt gives up after CONNECT_TIMEOUT.
+        kwargs.setdefault("pool_pre_ping", True)
+        kwargs.setdefault("connect_args", {"timeout": CONNECT_TIMEOUT})
+        engine = create_async_engine(full, **kwargs)
+    if keyring is not None:
+        attach(engine, keyring)
+    return engine
+
+
+def private_sqlite_file(path: Path) -> None:
+    """Create the database file (and a missing folder, 0700) readable by its owner only, and
+    take away others' access to an existing one and its companion files."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for file in (path, *(path.with_name(path.name + end) for end in SQLITE_COMPANIONS)):
+        try:
+            if file.stat().st_mode & 0o077:
+                file.chmod(0o600)
+        except OSError:
+            continue  # absent (or not ours: then not ours to change either)
+
+
+def _alembic_config(connection: Connection) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+# The tables the engine's claims read: PostgreSQL plans those queries on their statistics.
+CLAIMED_TABLES = ("jobs", "job_collections", "job_executions")
+
+# Those of them whose statistics are missing (never analyzed) or were taken when the table had
+# under nine tenths of its pages (a small table as much as a large one: the plan of a join
+# depends on both sides).
+_CLAIMED_OIDS = ", ".join(f"'{table}'::regclass" for table in CLAIMED_TABLES)
+_UNANALYZED = text(
+    "SELECT c.relname FROM pg_class c"
+    f" WHERE c.oid IN ({_CLAIMED_OIDS})"
+    " AND (c.reltuples < 0"
+    " OR pg_relation_size(c.oid) / current_setting('block_size')::int > 1.1 * c.relpages)"
+)
+
+
+async def migrate(engine: AsyncEngine) -> None:
+    """Bring the schema to the newest migration (idempotent; safe with several processes on
+    PostgreSQL because Alembic's version table is updated in the migration's transaction).
+
+    On PostgreSQL the claimed tables whose statistics are missing or behind their size are then
+    analyzed: a database filled while autovacuum was off or had not come round (a restore, a
+    bulk load) has none, and the planner then reads every job to claim a few
+    (docs/operations.md, "PostgreSQL")."""
+    async with engine.begin() as conn:
+        postgres = conn.dialect.name == "postgresql"
+        if postgres:
+            # One migrator at a time when several processes start together.
+            await conn.execute(text("SELECT pg_advisory_xact_lock(7212345)"))
+        await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "head"))
+        if postgres:
+            stale = (await conn.execute(_UNANALYZED)).scalars().all()
+            if stale:
+                await conn.execute(text(f"ANALYZE {', '.join(stale)}"))
+
+
+_sqlite_write_locks: WeakKeyDictionary[AsyncEngine, asyncio.Lock] = WeakKeyDictionary()
+
+
+def sqlite_write_lock(engine: AsyncEngine) -> asyncio.Lock:
+    """The process's one lock for writing to this SQLite database (API and engine alike)."""
+    lock = _sqlite_write_locks.get(engine)
+    if lock is None:
+        lock = _sqlite_write_locks[engine] = asyncio.Lock()
+    return lock
+
+
+def sync_sqlite_engine(engine: AsyncEngine) -> Engine:
+    """A blocking engine on the same SQLite file, with the same settings (for work done on a
+    thread of its own: `horarium.store.runs.transact`)."""
+    sync = sa_create_engine(engine.url.set(drivername="sqlite+pysqlite"))
+    event.listen(sync, "connect", _sqlite_pragmas)
+    return sync
+
+
+@asynccontextmanager
+async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """One write transaction, committed on success and rolled back on any error.
+
+    SQLite has a single writer. Taking the write lock up front (`BEGIN IMMEDIATE`) means a
+    read-then-write never fails on a stale snapshot; and one in-process lock per database,
+    shared by the API and the engine of a process, makes their writers queue in asyncio rather
+    than spin on SQLite's busy timeout. PostgreSQL needs neither.
+    """
+    if engine.dialect.name != "sqlite":
+        async with engine.begin() as conn:
+            yield conn
+        return
+    async with sqlite_write_lock(engine), engine.connect() as conn:
+        await conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            await conn.rollback()
+            raise
+        await conn.commit()

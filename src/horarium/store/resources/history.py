@@ -1,0 +1,102 @@
+"""The management API's SQL for job history (the engine writes it; the API reads it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from horarium.model.history import HistoryEntry
+from horarium.store.core.schema import job_collections, job_history, jobs
+
+_h = job_history.c
+ENTRY_COLUMNS = (
+    _h.id,
+    _h.action_name,
+    _h.status,
+    _h.retry_count,
+    _h.repeat_count,
+    _h.expected_execution_time,
+    _h.start_time,
+    _h.end_time,
+    _h.message,
+)
+
+
+def _entry(row: Any) -> HistoryEntry:
+    return HistoryEntry(
+        row_id=row.id,
+        action_name=row.action_name,
+        status=row.status,
+        retry_count=row.retry_count,
+        repeat_count=row.repeat_count,
+        expected_execution_time=row.expected_execution_time,
+        start_time=row.start_time,
+        end_time=row.end_time,
+        message=row.message,
+    )
+
+
+async def page(
+    conn: AsyncConnection, job_id: int, *, status: str | None, limit: int, offset: int
+) -> list[HistoryEntry]:
+    """Entries newest first; `limit` rows from `offset`."""
+    query = select(*ENTRY_COLUMNS).where(_h.job_id == job_id)
+    if status is not None:
+        query = query.where(_h.status == status)
+    query = query.order_by(_h.id.desc()).limit(limit).offset(offset)
+    return [_entry(row) for row in await conn.execute(query)]
+
+
+@dataclass(frozen=True)
+class SubscriptionEntry:
+    """A history entry with the job and collection it belongs to."""
+
+    entry: HistoryEntry
+    subscription_id: str
+    resource_group: str
+    collection: str
+    job: str
+    job_state: str
+
+
+async def subscription_page(
+    conn: AsyncConnection,
+    subscription: str,
+    statuses: tuple[str, ...],
+    *,
+    limit: int,
+    offset: int,
+) -> list[SubscriptionEntry]:
+    """A subscription's entries with one of `statuses`, across its collections, newest first;
+    `limit` rows from `offset`."""
+    j, c = jobs.c, job_collections.c
+    query = (
+        select(
+            *ENTRY_COLUMNS,
+            j.name.label("job_name"),
+            j.state.label("job_state"),
+            c.subscription_id,
+            c.resource_group,
+            c.name.label("collection_name"),
+        )
+        .join(jobs, j.id == _h.job_id)
+        .join(job_collections, c.id == j.collection_id)
+        .where(func.lower(c.subscription_id) == subscription.lower(), _h.status.in_(statuses))
+        .order_by(_h.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return [
+        SubscriptionEntry(
+            _entry(row),
+            row.subscription_id,
+            row.resource_group,
+            row.collection_name,
+            row.job_name,
+            row.job_state,
+        )
+        for row in await conn.execute(query)
+    ]

@@ -1,0 +1,116 @@
+"""Retention SQL: history is kept for 60 days and at most `keep` entries per job; Completed and
+Faulted jobs are deleted 60 days after they ended. Every statement walks an index and deletes in
+bounded chunks, so a cleanup never holds the write lock for long.
+
+The per-job trim looks only at jobs with history written since its last pass: `engine_marks`
+keeps the id of the newest entry it has examined, so a restart resumes where it stopped and
+every process of a cluster may run it (trimming twice deletes nothing more)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from horarium.model.enums import FINAL_JOB_STATES
+from horarium.store.core.db import write_transaction
+from horarium.store.core.schema import engine_marks, job_history, jobs
+from horarium.store.resources.jobs import lock_executions
+
+CHUNK = 2000
+JOBS_PER_TRANSACTION = 100
+TRIM_MARK = "history_trim"  # its row is made by migration 0004
+
+
+async def delete_history_before(db: AsyncEngine, cutoff: datetime) -> int:
+    """Delete history entries that ended before `cutoff`; returns how many."""
+    total = 0
+    while True:
+        async with write_transaction(db) as conn:
+            ids = _skipping_locked(
+                select(job_history.c.id).where(job_history.c.end_time < cutoff).limit(CHUNK)
+            )
+            done = await conn.execute(delete(job_history).where(job_history.c.id.in_(ids)))
+        total += done.rowcount
+        if done.rowcount < CHUNK:
+            return total
+
+
+async def trim_history(db: AsyncEngine, keep: int) -> int:
+    """Trim to its newest `keep` entries the history of every job written to since the last
+    trim; returns how many entries were deleted."""
+    async with write_transaction(db) as conn:
+        mark = await _mark(conn)
+        newest = (await conn.execute(select(func.max(job_history.c.id)))).scalar()
+        if newest is None or newest <= mark:
+            return 0
+        written = select(job_history.c.job_id).where(
+            job_history.c.id > mark, job_history.c.id <= newest
+        )
+        job_ids = sorted(set((await conn.execute(written.distinct())).scalars()))
+    total = 0
+    for start in range(0, len(job_ids), JOBS_PER_TRANSACTION):
+        async with write_transaction(db) as conn:
+            for job_id in job_ids[start : start + JOBS_PER_TRANSACTION]:
+                total += await _keep_newest(conn, job_id, keep)
+    async with write_transaction(db) as conn:
+        await _set_mark(conn, newest)
+    return total
+
+
+async def _keep_newest(conn: AsyncConnection, job_id: int, keep: int) -> int:
+    boundary = (
+        select(job_history.c.id)
+        .where(job_history.c.job_id == job_id)
+        .order_by(job_history.c.id.desc())
+        .offset(keep - 1)
+        .limit(1)
+        .scalar_subquery()
+    )
+    older = _skipping_locked(
+        select(job_history.c.id).where(job_history.c.job_id == job_id, job_history.c.id < boundary)
+    )
+    done = await conn.execute(delete(job_history).where(job_history.c.id.in_(older)))
+    return done.rowcount
+
+
+async def _mark(conn: AsyncConnection) -> int:
+    found = await conn.execute(select(engine_marks.c.value).where(engine_marks.c.name == TRIM_MARK))
+    return int(found.scalar() or 0)
+
+
+async def _set_mark(conn: AsyncConnection, value: int) -> None:
+    """Move the mark forward to `value` (never back: another process may be further)."""
+    await conn.execute(
+        update(engine_marks)
+        .where(engine_marks.c.name == TRIM_MARK, engine_marks.c.value < value)
+        .values(value=value)
+    )
+
+
+async def delete_jobs_ended_before(db: AsyncEngine, cutoff: datetime) -> int:
+    """Delete Completed and Faulted jobs that ended before `cutoff` (their history and pending
+    run-now requests go with them); returns how many."""
+    total = 0
+    while True:
+        async with write_transaction(db) as conn:
+            found = select(jobs.c.id).where(
+                jobs.c.ended_at < cutoff, jobs.c.state.in_(FINAL_JOB_STATES)
+            )
+            ids = list((await conn.execute(_skipping_locked(found.limit(200)))).scalars())
+            if not ids:
+                return total
+            await lock_executions(conn, ids)
+            done = await conn.execute(delete(jobs).where(jobs.c.id.in_(ids)))
+        total += done.rowcount
+        if len(ids) < 200:
+            return total
+
+
+def _skipping_locked(query: Select[Any]) -> Select[Any]:
+    """`query` locking the rows it reads and passing over those another transaction holds
+    (PostgreSQL; SQLite has one writer): a retention delete never waits for a row, so two
+    processes' retention, or retention and a job's deletion, cannot deadlock on them."""
+    return query.with_for_update(skip_locked=True)
