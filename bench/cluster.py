@@ -1000,8 +1000,8 @@ async def due_query(url: str, base: datetime, stored: int) -> tuple[float, float
     from sqlalchemy.dialects import postgresql, sqlite
 
     from horarium.store.core.db import create_engine
-    from horarium.store.runs.dialect import dialect_of
     from horarium.store.runs.statements import Statements as Sql
+    from horarium.store.runs.store import dialect_of
 
     db = create_engine(url)
     statement = Sql(dialect_of(db)).due_jobs

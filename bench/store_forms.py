@@ -32,9 +32,10 @@ DAMPED = {"poll_interval": 60.0, "node_timeout": 600.0}
 
 
 def plain_dialect_of(db: Any) -> Any:
-    from horarium.store.runs.dialect import SQLiteDialect, dialect_of
+    from horarium.store.runs.dialect import RunDialect
+    from horarium.store.runs.sqlite_fast import SQLiteDialect
 
-    return SQLiteDialect() if db.dialect.name == "sqlite" else dialect_of(db)
+    return SQLiteDialect() if db.dialect.name == "sqlite" else RunDialect()
 
 
 async def main(jobs: int, **tuning: Any) -> None:

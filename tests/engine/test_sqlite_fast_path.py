@@ -17,8 +17,8 @@ from horarium.engine.plans import Plans
 from horarium.engine.recorder import Recorder
 from horarium.store.core.db import create_engine, migrate
 from horarium.store.core.sealing import Keyring
-from horarium.store.runs.dialect import RunDialect, SQLiteDialect
-from horarium.store.runs.sqlite_fast import FastSQLiteDialect
+from horarium.store.runs.dialect import RunDialect
+from horarium.store.runs.sqlite_fast import FastSQLiteDialect, SQLiteDialect
 from horarium.store.runs.store import Runs
 from tests.engine.engine_support import FakeClock, Store, engine_settings
 from tests.engine.scripted_actions import ScriptedActions, action

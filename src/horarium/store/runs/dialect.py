@@ -1,4 +1,6 @@
-"""What differs between SQLite and PostgreSQL in the engine's SQL, in one place.
+"""What differs between SQLite and PostgreSQL in the engine's SQL: the interface (`RunDialect`),
+with PostgreSQL's behaviour as its default; SQLite's is `sqlite_fast`, and `store.dialect_of`
+chooses a database's.
 
 PostgreSQL: several processes claim at once, so candidate rows are locked with
 `FOR NO KEY UPDATE SKIP LOCKED` and rows about to be updated with `FOR NO KEY UPDATE`, in id
@@ -13,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Select
 from sqlalchemy.types import TypeEngine
 
@@ -48,21 +49,5 @@ class RunDialect:
             conn.execute(statement, rows)
 
 
-class SQLiteDialect(RunDialect):
-    name = "sqlite"
-    due_jobs_before_collections = False  # SQLite plans the join in index order either way
-
-    def lock(self, query: Select[Any], *, skip_locked: bool = False, of: Any = None) -> Select[Any]:
-        return query  # the transaction holds the database's write lock already
-
-
 def _as_is(instant: datetime | None) -> datetime | None:
     return instant
-
-
-def dialect_of(db: AsyncEngine) -> RunDialect:
-    if db.dialect.name == "sqlite":
-        from horarium.store.runs.sqlite_fast import FastSQLiteDialect
-
-        return FastSQLiteDialect()
-    return RunDialect()

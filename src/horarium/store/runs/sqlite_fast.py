@@ -1,9 +1,10 @@
-"""The SQLite fast path of the record statements: instants bound as the text SQLite stores
-(converted once per distinct instant, not once per placeholder), and rows handed to the driver
-as plain tuples, skipping SQLAlchemy's per-row parameter processing.
+"""SQLite's dialect (`SQLiteDialect`, the plain form), and the fast path of the record
+statements the engine uses on SQLite (`FastSQLiteDialect`): instants bound as the text SQLite
+stores (converted once per distinct instant, not once per placeholder), and rows handed to the
+driver as plain tuples, skipping SQLAlchemy's per-row parameter processing.
 
-Equivalent to `SQLiteDialect` (the plain form): tests/engine/test_sqlite_fast_path.py writes
-the same attempts both ways and compares the rows."""
+The two are equivalent: tests/engine/test_sqlite_fast_path.py writes the same attempts both ways
+and compares the rows."""
 
 from __future__ import annotations
 
@@ -15,11 +16,20 @@ from typing import Any
 
 from sqlalchemy import String
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql import Select
 from sqlalchemy.types import TypeEngine
 
-from horarium.store.runs.dialect import SQLiteDialect
+from horarium.store.runs.dialect import RunDialect
 
 Compiled = tuple[str, dict[str, Any], Callable[[Mapping[str, Any]], tuple[Any, ...]]]
+
+
+class SQLiteDialect(RunDialect):
+    name = "sqlite"
+    due_jobs_before_collections = False  # SQLite plans the join in index order either way
+
+    def lock(self, query: Select[Any], *, skip_locked: bool = False, of: Any = None) -> Select[Any]:
+        return query  # the transaction holds the database's write lock already
 
 
 class FastSQLiteDialect(SQLiteDialect):

@@ -1,5 +1,6 @@
-"""What the engine needs from its store (`RunStore`), and `Runs`, the store on a database:
-each operation one transaction, run whole by `store.runs.transact.Transactor`."""
+"""What the engine needs from its store (`RunStore`), and `Runs`, the store on a database (in
+the database's dialect: `dialect_of`): each operation one transaction, run whole by
+`store.runs.transact.Transactor`."""
 
 from __future__ import annotations
 
@@ -12,11 +13,19 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.store.core.sealing import keyring_of
 from horarium.store.runs import leases, recording
 from horarium.store.runs.claims import Claimer
-from horarium.store.runs.dialect import RunDialect, dialect_of
+from horarium.store.runs.dialect import RunDialect
 from horarium.store.runs.nodes import Node, Nodes
+from horarium.store.runs.sqlite_fast import FastSQLiteDialect
 from horarium.store.runs.statements import Statements
 from horarium.store.runs.transact import Transactor
 from horarium.store.runs.vocabulary import Attempt, Claimed, Decision, DueJob, Shares
+
+
+def dialect_of(db: AsyncEngine) -> RunDialect:
+    """The dialect the engine uses on `db`: on SQLite its fast path, else PostgreSQL's."""
+    if db.dialect.name == "sqlite":
+        return FastSQLiteDialect()
+    return RunDialect()
 
 
 class RunStore(Protocol):
