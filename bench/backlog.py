@@ -18,41 +18,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from support import add_collections, insert_jobs, job_row
+
 
 async def _store_jobs(db: Any, n: int, due: datetime, now: datetime) -> None:
-    from sqlalchemy import insert
-
-    from horarium.model.names import CollectionName
-    from horarium.store.core.schema import jobs
-    from horarium.store.resources import collections as collections_store
-
+    """`n` jobs due at `due`, in one collection and one transaction."""
+    action = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/x", "method": "GET"}}
     async with db.begin() as conn:
-        collection = await collections_store.insert_one(
-            conn,
-            CollectionName("bench", "rg", "c"),
-            location="West US",
-            state="Enabled",
-            sku="P20Premium",
-            document={},
-            now=now,
-        )
-        action = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/x", "method": "GET"}}
-        rows = [
-            {
-                "collection_id": collection,
-                "key": f"job{i}",
-                "name": f"job{i}",
-                "definition": {"action": action},
-                "state": "Enabled",
-                "schedule_set_at": now,
-                "created_at": now,
-                "updated_at": now,
-                "next_execution_at": due,
-            }
-            for i in range(n)
-        ]
-        for i in range(0, n, 1000):
-            await conn.execute(insert(jobs), rows[i : i + 1000])
+        (collection,) = await add_collections(conn, ["c"], now)
+        rows = [job_row(collection, i, {"action": action}, due, now) for i in range(n)]
+        await insert_jobs(conn, rows)
 
 
 async def _set(db: Any, **values: Any) -> None:

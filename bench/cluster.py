@@ -47,7 +47,6 @@ import json
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -55,153 +54,45 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-PG_DEFAULT = "postgresql://postgres@127.0.0.1:5432/test"
-TICKS = os.sysconf("SC_CLK_TCK")
+from support import (
+    JOBS_PER_COLLECTION,
+    LABELS,
+    PG_DEFAULT,
+    TICKS,
+    Clock,
+    NoAction,
+    add_collections,
+    completed_count,
+    cpu_ticks,
+    free_port,
+    fresh_database,
+    fresh_store,
+    http_action,
+    insert_jobs,
+    job_row,
+    load,
+    load1,
+    percentile,
+    rss_mb,
+    run,
+    sink,
+    sink_reset,
+    sink_seen,
+    start_horarium,
+    stop,
+    store_burst,
+    vacuum,
+)
+
 API = {"api-version": "2016-03-01"}
-JOBS_PER_COLLECTION = 1000  # the P20Premium plan's maximum
-
-SINK_SCRIPT = """
-import json, sys, time
-from collections import Counter
-from aiohttp import web
-tags, paths, times = Counter(), Counter(), []
-async def hit(request):
-    await request.read()
-    tags[request.headers.get("x-ms-execution-tag", "")] += 1
-    paths[request.path] += 1
-    times.append(time.time())
-    return web.Response(text="ok")
-async def stats(request):
-    first, last = min(times, default=0), max(times, default=0)
-    body = {"tags": tags, "paths": paths, "first": first, "last": last}
-    return web.Response(text=json.dumps(body))
-async def reset(request):
-    tags.clear(); paths.clear(); times.clear()
-    return web.Response(text="ok")
-app = web.Application()
-app.router.add_get("/__stats", stats)
-app.router.add_post("/__reset", reset)
-app.router.add_route("*", "/{tail:.*}", hit)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None, backlog=2048)
-"""
 
 
-# -- the machine ---------------------------------------------------------------------------------
-
-
-def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"{one:.1f} (5-min {five:.1f})"
-
-
-def load1() -> float:
-    return os.getloadavg()[0]
-
-
-def cpu_ticks(pid: int) -> int:
-    """utime + stime of a process (clock ticks); 0 when it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0
-    return int(fields[11]) + int(fields[12])
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
-
-
-@contextmanager
-def sink() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", SINK_SCRIPT, str(port)])
-    try:
-        wait_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait()
-
-
-def sink_stats(url: str) -> dict[str, Any]:
-    import httpx
-
-    return dict(httpx.get(f"{url}/__stats", timeout=30).json())
-
-
-def sink_reset(url: str) -> None:
-    import httpx
-
-    httpx.post(f"{url}/__reset", timeout=30)
-
-
-def http_action(url: str) -> dict[str, Any]:
-    return {
-        "type": "Http",
-        "request": {"uri": url, "method": "POST", "body": "tick"},
-        "retryPolicy": {"retryType": "None"},
-    }
-
-
-# -- PostgreSQL databases and what they cost the server ------------------------------------------
-
-
-async def create_database(server: str) -> str:
-    import asyncpg
-
-    name = f"horarium_cluster_{uuid.uuid4().hex[:10]}"
-    conn = await asyncpg.connect(server)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    return f"{server.rsplit('/', 1)[0]}/{name}"
-
-
-async def drop_database(server: str, url: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(server)
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
-    finally:
-        await conn.close()
-
-
-@asynccontextmanager
-async def fresh_database(server: str) -> AsyncIterator[str]:
-    url = await create_database(server)
-    try:
-        yield url
-    finally:
-        await drop_database(server, url)
+# -- what a span of work costs the PostgreSQL server ---------------------------------------------
 
 
 @dataclass
@@ -374,53 +265,16 @@ class Statements:
 # -- the cost of one execution -------------------------------------------------------------------
 
 
-class Clock:
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def now(self) -> datetime:
-        return self.at
-
-
-class NoAction:
-    """An action runner that runs nothing and succeeds."""
-
-    async def __aenter__(self) -> NoAction:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-    async def run(self, action: Mapping[str, Any], context: Any) -> Any:
-        from horarium.actions.base import ActionResult
-
-        return ActionResult(True, "Http Action - Response from host '127.0.0.1': 'OK'")
-
-
 DUE = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # when every job of the cost part falls due
 SET_AT = DUE - timedelta(days=1)
 
 
 async def store_jobs(db: Any, n: int, url: str, recurring: bool, first: int) -> None:
-    from sqlalchemy import insert
-
-    from horarium.model.names import CollectionName
-    from horarium.store.core.schema import jobs
-    from horarium.store.resources import collections as collections_store
-
+    """`n` jobs (job{first}, ...) due at DUE, each a POST to `url`/jobI, hourly if `recurring`,
+    in collections of 1,000; a transaction for the collections and one per 1,000 jobs."""
+    count = (n + JOBS_PER_COLLECTION - 1) // JOBS_PER_COLLECTION
     async with db.begin() as conn:
-        collections = [
-            await collections_store.insert_one(
-                conn,
-                CollectionName("bench", "rg", f"c{first}-{c}"),
-                location="West US",
-                state="Enabled",
-                sku="P20Premium",
-                document={},
-                now=SET_AT,
-            )
-            for c in range((n + JOBS_PER_COLLECTION - 1) // JOBS_PER_COLLECTION)
-        ]
+        collections = await add_collections(conn, [f"c{first}-{c}" for c in range(count)], SET_AT)
     rows = []
     for i in range(n):
         definition: dict[str, Any] = {
@@ -430,21 +284,11 @@ async def store_jobs(db: Any, n: int, url: str, recurring: bool, first: int) -> 
         if recurring:
             definition["recurrence"] = {"frequency": "Hour", "interval": 1}
         rows.append(
-            {
-                "collection_id": collections[i // JOBS_PER_COLLECTION],
-                "key": f"job{first + i}",
-                "name": f"job{first + i}",
-                "definition": definition,
-                "state": "Enabled",
-                "schedule_set_at": SET_AT,
-                "created_at": SET_AT,
-                "updated_at": SET_AT,
-                "next_execution_at": DUE,
-            }
+            job_row(collections[i // JOBS_PER_COLLECTION], first + i, definition, DUE, SET_AT)
         )
     for i in range(0, n, 1000):
         async with db.begin() as conn:
-            await conn.execute(insert(jobs), rows[i : i + 1000])
+            await insert_jobs(conn, rows[i : i + 1000])
 
 
 @dataclass
@@ -483,9 +327,7 @@ async def measure_cost(url: str, action: str, sink_url: str, n: int) -> list[Cos
         for recurring in (False, True):
             first = len(out) * n
             await store_jobs(db, n, sink_url, recurring, first)
-            async with db.connect() as conn:
-                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-                await auto.exec_driver_sql("VACUUM ANALYZE jobs, job_collections, job_history")
+            await vacuum(db)
             gc.collect()
             tune_gc()
             runner: Any = NoAction() if action == "noop" else Actions(settings)
@@ -553,18 +395,17 @@ def print_costs(costs: list[Cost]) -> None:
             f" | {c.statement_rows:.2f} | {c.load:.1f} |"
         )
     print("\nWAL records per execution, by relation and type (what was written and locked):\n")
-    keys = sorted({k for c in costs for k in c.records})
-    print("| relation: record | " + " | ".join(c.label for c in costs) + " |")
-    print("|---|" + "---:|" * len(costs))
-    for k in keys:
-        values = " | ".join(f"{c.records.get(k, 0):.3f}" for c in costs)
-        print(f"| {k} | {values} |")
+    print_by_kind("relation: record", [(c.label, c.records) for c in costs], ".3f")
     print("\nStatements per execution (round trips; rows = parameter sets):\n")
-    keys = sorted({k for c in costs for k in c.calls})
-    print("| statement | " + " | ".join(c.label for c in costs) + " |")
-    print("|---|" + "---:|" * len(costs))
-    for k in keys:
-        values = " | ".join(f"{c.calls.get(k, 0):.4f}" for c in costs)
+    print_by_kind("statement", [(c.label, c.calls) for c in costs], ".4f")
+
+
+def print_by_kind(heading: str, columns: list[tuple[str, dict[str, float]]], form: str) -> None:
+    """A table of a row per kind (sorted) and a column per (label, figure by kind)."""
+    print(f"| {heading} | " + " | ".join(label for label, _ in columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for k in sorted({k for _, figures in columns for k in figures}):
+        values = " | ".join(f"{figures.get(k, 0):{form}}" for _, figures in columns)
         print(f"| {k} | {values} |")
 
 
@@ -650,24 +491,6 @@ async def part_cost(args: argparse.Namespace) -> None:
 # -- several workers ---------------------------------------------------------------------------
 
 
-def start_worker(database: str, data_dir: Path, key: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "PYTHONUNBUFFERED": "1",
-        "HORARIUM_DATABASE": database,
-        "HORARIUM_DATA_DIR": str(data_dir),
-        "HORARIUM_SECRET_KEY": key,
-        "HORARIUM_LOG_LEVEL": "warning",
-    }
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "horarium.cli", "worker"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-
-
 @dataclass
 class Burst:
     workers: int
@@ -683,7 +506,7 @@ class Burst:
 
 
 async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Burst:
-    from sqlalchemy import func, select
+    from sqlalchemy import select
 
     from horarium.store.core.db import create_engine, migrate
     from horarium.store.core.schema import jobs
@@ -700,7 +523,8 @@ async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Bur
             try:
                 for w in range(workers):
                     data = Path(tmp) / f"w{w}"
-                    procs.append(start_worker(url, data, key, Path(tmp) / f"w{w}.log"))
+                    log = Path(tmp) / f"w{w}.log"
+                    procs.append(start_horarium("worker", url, data, log, secret_key=key))
                 # Up: each worker holds its connections to the database.
                 deadline = time.monotonic() + 60
                 while len(await server.backends()) < workers and time.monotonic() < deadline:  # noqa: ASYNC110 (another process)
@@ -713,18 +537,12 @@ async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Bur
                 deadline = time.monotonic() + 120 + n / 50
                 while time.monotonic() < deadline:
                     await asyncio.sleep(0.5)
-                    async with db.connect() as conn:
-                        done = (
-                            await conn.execute(
-                                select(func.count()).where(jobs.c.state == "Completed")
-                            )
-                        ).scalar_one()
-                    if done >= n:
+                    if await completed_count(db) >= n:
                         break
                 cpu = sum(cpu_ticks(p.pid) - c0[p.pid] for p in procs) / TICKS
                 use = await server.since(start)
                 await asyncio.sleep(1)  # a duplicate would arrive late
-                stats = sink_stats(sink_url)
+                seen = sink_seen(sink_url)
                 for p in procs:
                     p.send_signal(signal.SIGTERM)
                 for p in procs:
@@ -753,8 +571,9 @@ async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Bur
             )
         await db.dispose()
         await server.close()
-    paths = Counter({p.lstrip("/"): c for p, c in stats["paths"].items()})
-    tags = Counter(stats["tags"])
+    tags = Counter(tag for tag, _, _, _ in seen)
+    paths = Counter(path.lstrip("/") for _, path, _, _ in seen)
+    last = max((arrived for _, _, arrived, _ in seen), default=0)
     names = {f"job{i}" for i in range(n)}
     lost = len({name for name in names if paths[name] == 0} | (names - set(completed)))
     duplicates = sum(c - 1 for c in tags.values() if c > 1)
@@ -764,7 +583,7 @@ async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Bur
         workers=workers,
         jobs=n,
         delivered=delivered,
-        seconds=stats["last"] - due.timestamp(),
+        seconds=last - due.timestamp(),
         duplicates=duplicates,
         lost=lost,
         worker_cpu_us=cpu / max(1, delivered) * 1e6,
@@ -772,48 +591,6 @@ async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Bur
         wal_bytes=use.wal_bytes / max(1, delivered),
         load=load1(),
     )
-
-
-async def store_burst(db: Any, n: int, url: str, due: datetime) -> None:
-    from sqlalchemy import insert
-
-    from horarium.model.names import CollectionName
-    from horarium.store.core.schema import jobs
-    from horarium.store.resources import collections as collections_store
-
-    now = datetime.now(UTC)
-    async with db.begin() as conn:
-        collections = [
-            await collections_store.insert_one(
-                conn,
-                CollectionName("bench", "rg", f"c{c}"),
-                location="West US",
-                state="Enabled",
-                sku="P20Premium",
-                document={},
-                now=now,
-            )
-            for c in range((n + JOBS_PER_COLLECTION - 1) // JOBS_PER_COLLECTION)
-        ]
-        rows = [
-            {
-                "collection_id": collections[i // JOBS_PER_COLLECTION],
-                "key": f"job{i}",
-                "name": f"job{i}",
-                "definition": {
-                    "startTime": due.isoformat(),
-                    "action": http_action(f"{url}/job{i}"),
-                },
-                "state": "Enabled",
-                "schedule_set_at": now,
-                "created_at": now,
-                "updated_at": now,
-                "next_execution_at": due,
-            }
-            for i in range(n)
-        ]
-        for i in range(0, n, 1000):
-            await conn.execute(insert(jobs), rows[i : i + 1000])
 
 
 async def part_workers(args: argparse.Namespace) -> None:
@@ -926,29 +703,9 @@ async def fill(url: str, stored: int, base: datetime) -> float:
             await conn.exec_driver_sql(statement)
     seconds = time.perf_counter() - t0
     if db.dialect.name == "postgresql":
-        async with db.connect() as conn:
-            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            await auto.exec_driver_sql("VACUUM ANALYZE jobs, job_collections")
+        await vacuum(db, "jobs, job_collections")
     await db.dispose()
     return seconds
-
-
-def start_serve(url: str, data_dir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "PYTHONUNBUFFERED": "1",
-        "HORARIUM_DATABASE": url,
-        "HORARIUM_DATA_DIR": str(data_dir),
-        "HORARIUM_PORT": str(port),
-        "HORARIUM_LOG_LEVEL": "warning",
-    }
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "horarium.cli", "serve"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
 
 
 def api_latencies(base_url: str, token: str, stored: int, requests: int) -> dict[str, list[float]]:
@@ -1066,11 +823,6 @@ async def store_bytes(url: str, stored: int) -> float:
     return (await asyncio.to_thread(path.stat)).st_size / stored
 
 
-def p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3
-
-
 async def run_million(url: str, label: str, stored: int, requests: int) -> Million:
     base = (datetime.now(UTC) + timedelta(days=1)).replace(second=0, microsecond=0)
     fill_s = await fill(url, stored, base)
@@ -1111,7 +863,7 @@ async def start_healthy(
     import httpx
 
     t0 = time.perf_counter()
-    proc = start_serve(url, data, port, log)
+    proc = start_horarium("serve", url, data, log, port=port)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -1129,15 +881,6 @@ async def start_healthy(
     raise TimeoutError(f"serve not healthy after 600 s: {await asyncio.to_thread(log.read_text)}")
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 async def part_million(args: argparse.Namespace) -> None:
     sizes = [int(s) for s in args.stored.split(",")]
     print(
@@ -1147,13 +890,10 @@ async def part_million(args: argparse.Namespace) -> None:
     results: list[Million] = []
     databases = args.databases.split(",")
     for stored in sizes:
-        if "sqlite" in databases:
-            with tempfile.TemporaryDirectory() as tmp:
-                url = f"sqlite:///{tmp}/store.sqlite3"
-                results.append(await run_million(url, "SQLite", stored, args.requests))
-        if "postgres" in databases:
-            async with fresh_database(args.postgres) as url:
-                results.append(await run_million(url, "PostgreSQL", stored, args.requests))
+        for kind in ("sqlite", "postgres"):
+            if kind in databases:
+                async with fresh_store(kind, args.postgres) as url:
+                    results.append(await run_million(url, LABELS[kind], stored, args.requests))
     print(
         "| database | stored jobs | fill s | first start s (to /healthz) | restart s | RSS MB"
         " | GET job p50/p99 ms | PUT job p50/p99 ms | list jobs p50/p99 ms"
@@ -1161,7 +901,10 @@ async def part_million(args: argparse.Namespace) -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for m in results:
-        lat = " | ".join(f"{p(v, 0.5):.1f} / {p(v, 0.99):.1f}" for v in m.latencies.values())
+        lat = " | ".join(
+            f"{percentile(v, 0.5) * 1e3:.1f} / {percentile(v, 0.99) * 1e3:.1f}"
+            for v in m.latencies.values()
+        )
         print(
             f"| {m.database} | {m.stored:,} | {m.fill_s:.0f} | {m.startup_s:.1f}"
             f" | {m.restart_s:.1f} | {m.rss_mb:.0f}"
@@ -1203,8 +946,4 @@ if __name__ == "__main__":
     parser.add_argument(
         "--databases", default="sqlite,postgres", help="million: sqlite, postgres or both"
     )
-    from horarium.loops import loop_factory
-
-    arguments = parser.parse_args()
-    with asyncio.Runner(loop_factory=loop_factory("auto")) as runner:
-        runner.run(main(arguments))
+    run(main(parser.parse_args()))

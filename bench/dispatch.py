@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,20 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-SINK_SCRIPT = """
-import sys
-from aiohttp import web
-async def ok(request):
-    await request.read()
-    return web.Response(text="ok")
-app = web.Application()
-app.router.add_route("*", "/{tail:.*}", ok)
-# A backlog for the 500 connections the clients open at once (the default, 128, overflows:
-# dropped connection attempts are retried by TCP a second later, and a run takes a second more).
-web.run_app(
-    app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None, backlog=2048
-)
-"""
+from support import add_collections, http_action, insert_jobs, job_row, percentile, run, sink
 
 
 @dataclass
@@ -61,40 +47,7 @@ class Result:
         return self.executions / self.seconds if self.seconds > 0 else float("nan")
 
     def lag(self, q: float) -> float:
-        if not self.lags:
-            return float("nan")
-        ordered = sorted(self.lags)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_sink() -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", SINK_SCRIPT, str(port)])
-    import socket
-
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def http_action(url: str) -> dict[str, Any]:
-    return {
-        "type": "Http",
-        "request": {"uri": url, "method": "POST", "body": "tick"},
-        "retryPolicy": {"retryType": "None"},
-    }
+        return percentile(self.lags, q)
 
 
 def settings(data_dir: Path, **changes: Any) -> Any:
@@ -145,43 +98,20 @@ async def run_ceiling(url: str, n: int, concurrency: int) -> Result:
 
 
 async def _insert_jobs(db: Any, url: str, due: Sequence[datetime], now: datetime) -> None:
-    from sqlalchemy import insert
-
-    from horarium.model.names import CollectionName
-    from horarium.store.core.schema import jobs
-    from horarium.store.resources import collections as collections_store
-
+    """Job i due at due[i], a POST to `url`/jobI, all in one collection and one transaction."""
     async with db.begin() as conn:
-        collection = await collections_store.insert_one(
-            conn,
-            CollectionName("bench", "rg", "c"),
-            location="West US",
-            state="Enabled",
-            sku="P20Premium",
-            document={},
-            now=now,
-        )
-        # The jobs go in 1,000 rows per statement (setup speed), with the columns the API's
-        # `store.resources.jobs.insert_one` writes.
+        (collection,) = await add_collections(conn, ["c"], now)
         rows = [
-            {
-                "collection_id": collection,
-                "key": f"job{i}",
-                "name": f"job{i}",
-                "definition": {
-                    "startTime": at.isoformat(),
-                    "action": http_action(f"{url}/job{i}"),
-                },
-                "state": "Enabled",
-                "schedule_set_at": now,
-                "created_at": now,
-                "updated_at": now,
-                "next_execution_at": at,
-            }
+            job_row(
+                collection,
+                i,
+                {"startTime": at.isoformat(), "action": http_action(f"{url}/job{i}")},
+                at,
+                now,
+            )
             for i, at in enumerate(due)
         ]
-        for i in range(0, len(rows), 1000):
-            await conn.execute(insert(jobs), rows[i : i + 1000])
+        await insert_jobs(conn, rows)
 
 
 async def run_horarium(url: str, offsets: Sequence[float], **tuning: Any) -> Result:
@@ -396,8 +326,7 @@ async def main(args: argparse.Namespace) -> None:
 
     prepare_process()
     print(f"Event loop: {running_loop_name()} (all three systems)\n")
-    sink, url = start_sink()
-    try:
+    with sink(record=False) as url:
         n = args.jobs
         concurrency = args.max_in_flight
         rounds: list[list[Result]] = []
@@ -422,9 +351,6 @@ async def main(args: argparse.Namespace) -> None:
         if not args.skip_apscheduler:
             paced.append(await run_apscheduler(url, [i * step for i in range(m)], concurrency))
         print(table(f"Paced: {m} jobs due at {args.paced_rate:g} per second", paced, None))
-    finally:
-        sink.terminate()
-        sink.wait()
 
 
 if __name__ == "__main__":
@@ -447,7 +373,4 @@ if __name__ == "__main__":
     )
     os.environ.setdefault("PYTHONHASHSEED", "0")
     arguments = parser.parse_args()
-    from horarium.loops import loop_factory
-
-    with asyncio.Runner(loop_factory=loop_factory(arguments.loop)) as runner:
-        runner.run(main(arguments))
+    run(main(arguments), arguments.loop)

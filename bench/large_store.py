@@ -30,7 +30,6 @@ HTTP actions). Not a test: prints a table.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import subprocess
 import sys
@@ -42,7 +41,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from cluster import create_database, drop_database
+from support import (
+    LABELS,
+    Clock,
+    NoAction,
+    add_collections,
+    fresh_store,
+    insert_jobs,
+    job_row,
+    rss_mb,
+    run,
+    vacuum,
+)
 
 # The measured minute starts at MEASURED (a Monday, 09:00 UTC); the warm-up runs at WARM_UP.
 MEASURED = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -134,74 +144,23 @@ def check_schedules(stored: int, due: int) -> None:
 
 
 async def store_jobs(db: Any, stored: int, due: int) -> None:
-    from sqlalchemy import insert
-
-    from horarium.model.names import CollectionName
-    from horarium.store.core.schema import jobs
-    from horarium.store.resources import collections as collections_store
-
+    """`stored` jobs (`schedule`) in collections of 5,000, job i in collection i % their count;
+    a transaction for the collections and one per 1,000 jobs."""
     per_collection = 5000
+    count = (stored + per_collection - 1) // per_collection
     async with db.begin() as conn:
-        collections = [
-            await collections_store.insert_one(
-                conn,
-                CollectionName("bench", "rg", f"c{c}"),
-                location="West US",
-                state="Enabled",
-                sku="P20Premium",
-                document={},
-                now=SET_AT,
-            )
-            for c in range((stored + per_collection - 1) // per_collection)
-        ]
+        collections = await add_collections(conn, [f"c{c}" for c in range(count)], SET_AT)
     for start in range(0, stored, 1000):
         rows = []
         for i in range(start, min(stored, start + 1000)):
             job, previous = schedule(i, due)
-            rows.append(
-                {
-                    "collection_id": collections[i % len(collections)],
-                    "key": f"job{i}",
-                    "name": f"job{i}",
-                    "definition": job,
-                    "state": "Enabled",
-                    "schedule_set_at": SET_AT,
-                    "created_at": SET_AT,
-                    "updated_at": SET_AT,
-                    "next_execution_at": previous,
-                    "next_repeat": 1,
-                }
-            )
+            collection = collections[i % len(collections)]
+            rows.append(job_row(collection, i, job, previous, SET_AT, next_repeat=1))
         async with db.begin() as conn:
-            await conn.execute(insert(jobs), rows)
+            await insert_jobs(conn, rows)
 
 
 # -- one run -------------------------------------------------------------------------------------
-
-
-class Clock:
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def now(self) -> datetime:
-        return self.at
-
-
-class NoAction:
-    """An action runner that runs nothing and succeeds."""
-
-    async def run(self, action: Mapping[str, Any], context: Any) -> Any:
-        from horarium.actions.base import ActionResult
-
-        return ActionResult(True, "Http Action - Response from host '127.0.0.1': 'OK'")
-
-
-async def vacuum(db: Any) -> None:
-    """What autovacuum does in the week the warm-up stands for: the warm-up rewrote every job
-    row once (dead rows, dead index entries, statistics of the week before)."""
-    async with db.connect() as conn:
-        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        await conn.exec_driver_sql("VACUUM ANALYZE jobs, job_collections, job_history")
 
 
 def claim_totals() -> tuple[float, float]:
@@ -210,13 +169,6 @@ def claim_totals() -> tuple[float, float]:
     total = REGISTRY.get_sample_value("horarium_claim_seconds_sum") or 0.0
     count = REGISTRY.get_sample_value("horarium_claim_seconds_count") or 0.0
     return total, count
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 async def run_one(url: str, label: str, stored: int, due: int, tuning: dict[str, Any]) -> Outcome:
@@ -251,6 +203,8 @@ async def run_one(url: str, label: str, stored: int, due: int, tuning: dict[str,
         warm_s, warm_cpu = time.perf_counter() - w0, time.process_time() - c0
 
         if db.dialect.name == "postgresql":
+            # What autovacuum does in the week the warm-up stands for: the warm-up rewrote every
+            # job row once (dead rows, dead index entries, statistics of the week before).
             await vacuum(db)
         clock.at = MEASURED + timedelta(seconds=30)
         claims0 = claim_totals()
@@ -285,21 +239,13 @@ async def run_one(url: str, label: str, stored: int, due: int, tuning: dict[str,
 
 def one(args: argparse.Namespace) -> None:
     """Run one (database, stored) case in this process; print its outcome as JSON."""
-    from horarium.loops import loop_factory
-
     tuning = {} if args.plan_cache_size is None else {"plan_cache_size": args.plan_cache_size}
-    with asyncio.Runner(loop_factory=loop_factory("auto")) as runner:
-        if args.one == "sqlite":
-            with tempfile.TemporaryDirectory() as tmp:
-                url = f"sqlite:///{Path(tmp) / 'large.sqlite3'}"
-                outcome = runner.run(run_one(url, "SQLite", args.stored_one, args.due, tuning))
-        else:
-            url = runner.run(create_database(args.postgres))
-            try:
-                outcome = runner.run(run_one(url, "PostgreSQL", args.stored_one, args.due, tuning))
-            finally:
-                runner.run(drop_database(args.postgres, url))
-    print(json.dumps(asdict(outcome)))
+
+    async def in_store() -> Outcome:
+        async with fresh_store(args.one, args.postgres) as url:
+            return await run_one(url, LABELS[args.one], args.stored_one, args.due, tuning)
+
+    print(json.dumps(asdict(run(in_store()))))
 
 
 # -- the table -----------------------------------------------------------------------------------

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -43,63 +42,26 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from cluster import (
+from support import (
+    LABELS,
     PG_DEFAULT,
+    completed_count,
     free_port,
-    fresh_database,
+    fresh_store,
     load,
     load1,
+    sink,
+    start_horarium,
     stop,
     store_burst,
-    wait_port,
 )
 
 BATCH_SIZE = 200  # the engine's default `--batch-size`
-
-SINK_SCRIPT = """
-import asyncio, json, sys, time
-from aiohttp import web
-delay = float(sys.argv[2])
-seen = []  # [tag, arrived, answered or None]
-async def hit(request):
-    await request.read()
-    entry = [request.headers.get("x-ms-execution-tag", ""), time.time(), None]
-    seen.append(entry)
-    await asyncio.sleep(delay)
-    entry[2] = time.time()
-    return web.Response(text="ok")
-async def count(request):
-    return web.Response(text=str(len(seen)))
-async def dump(request):
-    return web.Response(text=json.dumps(seen))
-async def reset(request):
-    seen.clear()
-    return web.Response(text="ok")
-app = web.Application()
-app.router.add_get("/__count", count)
-app.router.add_get("/__seen", dump)
-app.router.add_post("/__reset", reset)
-app.router.add_route("*", "/{tail:.*}", hit)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None, backlog=4096)
-"""
-
-
-@contextlib.contextmanager
-def sink(delay: float) -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", SINK_SCRIPT, str(port), str(delay)])
-    try:
-        wait_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait()
 
 
 @dataclass
@@ -119,39 +81,16 @@ class Kill:
         return self.in_flight + self.unrecorded
 
 
-@contextlib.asynccontextmanager
-async def store(database: str, server: str) -> AsyncIterator[str]:
-    if database == "sqlite":
-        with tempfile.TemporaryDirectory() as tmp:
-            yield f"sqlite:///{tmp}/store.sqlite3"
-    else:
-        async with fresh_database(server) as url:
-            yield url
-
-
 def start(url: str, data: Path, args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]:
     """`serve` on SQLite (the only process it allows), else a `worker`."""
-    sqlite = url.startswith("sqlite")
-    env = {
-        **os.environ,
-        "PYTHONUNBUFFERED": "1",
-        "HORARIUM_DATABASE": url,
-        "HORARIUM_DATA_DIR": str(data),
-        "HORARIUM_SECRET_KEY": args.key,
-        "HORARIUM_LOG_LEVEL": "warning",
-        "HORARIUM_MAX_IN_FLIGHT": str(args.max_in_flight),
-        "HORARIUM_BATCH_SIZE": str(BATCH_SIZE),
+    settings: dict[str, object] = {
+        "secret_key": args.key,
+        "max_in_flight": args.max_in_flight,
+        "batch_size": BATCH_SIZE,
     }
-    if sqlite:
-        env["HORARIUM_PORT"] = str(free_port())
-    command = "serve" if sqlite else "worker"
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "horarium.cli", command],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+    if url.startswith("sqlite"):
+        return start_horarium("serve", url, data, log, port=free_port(), **settings)
+    return start_horarium("worker", url, data, log, **settings)
 
 
 async def history_count(db: Any) -> int:
@@ -163,16 +102,6 @@ async def history_count(db: Any) -> int:
         return int((await conn.execute(select(func.count()).select_from(job_history))).scalar_one())
 
 
-async def completed_count(db: Any) -> int:
-    from sqlalchemy import func, select
-
-    from horarium.store.core.schema import jobs
-
-    async with db.connect() as conn:
-        found = await conn.execute(select(func.count()).where(jobs.c.state == "Completed"))
-        return int(found.scalar_one())
-
-
 async def run_kill(database: str, at: int, sink_url: str, args: argparse.Namespace) -> Kill:
     import httpx
 
@@ -181,7 +110,7 @@ async def run_kill(database: str, at: int, sink_url: str, args: argparse.Namespa
     n = args.jobs
     client = httpx.AsyncClient(timeout=30)
     await client.post(f"{sink_url}/__reset")
-    async with store(database, args.postgres) as url:
+    async with fresh_store(database, args.postgres) as url:
         db = create_engine(url)
         await migrate(db)
         with tempfile.TemporaryDirectory() as tmp:
@@ -220,18 +149,19 @@ async def run_kill(database: str, at: int, sink_url: str, args: argparse.Namespa
         done = await completed_count(db)
         await db.dispose()
     await client.aclose()
-    delivered = len({s[0] for s in before})
-    answered = sum(1 for s in before if s[2] is not None and s[2] <= killed)
-    rate = sum(1 for s in before if s[1] > killed - 1.0)  # per second, just before the kill
+    delivered = len({tag for tag, _, _, _ in before})
+    answered = sum(1 for _, _, _, end in before if end is not None and end <= killed)
+    # per second, just before the kill
+    rate = sum(1 for _, _, arrived, _ in before if arrived > killed - 1.0)
     unrecorded = max(0, answered - recorded)
     return Kill(
-        database="SQLite" if database == "sqlite" else "PostgreSQL",
+        database=LABELS[database],
         at=at,
         delivered=delivered,
         in_flight=delivered - answered,
         unrecorded=unrecorded,
         lag_ms=unrecorded / rate * 1000 if rate else float("nan"),
-        redelivered=len(seen) - len({s[0] for s in seen}),
+        redelivered=len(seen) - len({tag for tag, _, _, _ in seen}),
         lost=n - done,
         load=load1(),
     )
@@ -251,7 +181,7 @@ async def main(args: argparse.Namespace) -> None:
         " | bound (in flight + unrecorded) | held | lost | load |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
-    with sink(args.delay) as sink_url:
+    with sink(args.delay, backlog=4096) as sink_url:
         for database in args.databases.split(","):
             for at in moments:
                 k = await run_kill(database, at, sink_url, args)

@@ -21,7 +21,6 @@ nothing else running. Not a test: prints the dispatch benchmark's table."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import sys
 from pathlib import Path
@@ -39,19 +38,17 @@ def plain_dialect_of(db: Any) -> Any:
 
 
 async def main(jobs: int, **tuning: Any) -> None:
+    # Imported here, after `--tree` has put that checkout's bench folder first on sys.path.
     import dispatch
+    from support import sink
 
     from horarium.loops import running_loop_name
 
     dispatch.prepare_process()
     print(f"Event loop: {running_loop_name()}\n")
-    sink, url = dispatch.start_sink()
-    try:
+    with sink(record=False) as url:
         result = await dispatch.run_horarium(url, [0.0] * jobs, **tuning)
         print(dispatch.table(f"Burst: {jobs} jobs due at the same instant", [result], None))
-    finally:
-        sink.terminate()
-        sink.wait()
 
 
 def tuning_of(arguments: argparse.Namespace) -> dict[str, Any]:
@@ -82,7 +79,6 @@ if __name__ == "__main__":
         import horarium.store.runs.store as run_store
 
         run_store.dialect_of = plain_dialect_of  # type: ignore[assignment]
-    from horarium.loops import loop_factory
+    from support import run
 
-    with asyncio.Runner(loop_factory=loop_factory("auto")) as runner:
-        runner.run(main(arguments.jobs, **tuning_of(arguments)))
+    run(main(arguments.jobs, **tuning_of(arguments)))
