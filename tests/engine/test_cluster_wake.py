@@ -22,6 +22,7 @@ import asyncpg
 import httpx
 import pytest
 
+from horarium.store.core.wakeups import APPLICATION_NAME
 from tests.engine.cluster_support import start_worker
 from tests.engine.live_servers import LiveServers, Recorder, wait_until
 from tests.ops.ops_support import new_key
@@ -152,12 +153,14 @@ def test_the_engine_listens_again_when_its_connection_is_lost(
         try:
             ended = await conn.fetch(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND query ILIKE 'LISTEN%'"
+                " WHERE datname = current_database() AND application_name = $1",
+                APPLICATION_NAME,
             )
             return len(ended)
         finally:
             await conn.close()
 
+    wait_until(lambda: _view(engine)["listening"], 60, "the engine to listen")
     assert asyncio.run(end_the_listening_connection()) == 1
     wait_until(
         lambda: "the connection listening for writes was lost" in engine.log(),

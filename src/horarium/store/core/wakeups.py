@@ -19,6 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 CHANNEL = "horarium_due"
 _NOTIFY = f"NOTIFY {CHANNEL}"
+# How the listening connection shows in pg_stat_activity (its `query` is the last statement).
+APPLICATION_NAME = "horarium listener"
 
 
 def supported(db: AsyncEngine) -> bool:
@@ -33,9 +35,9 @@ async def announce(conn: AsyncConnection) -> None:
 
 
 class Subscription:
-    """One connection listening on the channel; `on_wake` is called in the event loop for each
-    notification. Taken from the engine's pool (its connect arguments and time-out apply) and
-    closed, never handed back, at the end."""
+    """One connection listening on the channel, named `APPLICATION_NAME`; `on_wake` is called
+    in the event loop for each notification. Taken from the engine's pool (its connect arguments
+    and time-out apply) and closed, never handed back, at the end."""
 
     def __init__(self, raw: Any, on_wake: Callable[[], None]) -> None:
         self._raw = raw  # the pool's proxy of the driver connection
@@ -49,6 +51,7 @@ class Subscription:
         subscription = cls(raw, on_wake)
         try:
             subscription._conn.add_termination_listener(subscription._terminated)
+            await subscription._conn.execute(f"SET application_name = '{APPLICATION_NAME}'")
             await subscription._conn.add_listener(CHANNEL, subscription._notified)
         except BaseException:
             subscription._discard()
