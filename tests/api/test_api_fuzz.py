@@ -1,6 +1,8 @@
 """Schemathesis against the service's own `/openapi.json`: no generated request gets a 5xx.
 
-Bounded (a few dozen examples per operation) to stay well inside the CI budget. Three passes:
+Bounded: every operation in both generation modes, `EXAMPLES` examples each, from a seed chosen
+per run (`HORARIUM_FUZZ_SEED` repeats a run; a failure names its seed), so that successive runs
+explore different requests; `-m long_fuzz` runs the same passes with `LONG_EXAMPLES`. Three passes:
 free path parameters (mostly names that do not exist, or are not valid names); path parameters
 pinned to an existing collection and job so that generated bodies and queries reach the
 validation and the store; and the same with a lone surrogate or a NUL in every string of every
@@ -11,13 +13,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.openapi.loaders import from_url
@@ -25,7 +29,13 @@ from schemathesis.openapi.loaders import from_url
 from tests.server_process import ServerProcess, running_server
 from tests.support import fresh_pg_database
 
-EXAMPLES = 12
+EXAMPLES = 4
+LONG_EXAMPLES = 100
+SEED = int(os.environ.get("HORARIUM_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+BUDGETS = [
+    pytest.param(EXAMPLES, id="quick"),
+    pytest.param(LONG_EXAMPLES, id="long", marks=pytest.mark.long_fuzz),
+]
 PINNED = {
     "subscriptionId": "fuzz-subscription",
     "resourceGroupName": "fuzz-rg",
@@ -47,21 +57,22 @@ def fuzz_server(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterat
             yield server
 
 
-LIMITS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    derandomize=True,
-    database=None,
-)
-
-
 def _fuzz(
-    server: ServerProcess, prepare: Callable[[Any], None], *, bodies_only: bool = False
+    server: ServerProcess,
+    prepare: Callable[[Any], None],
+    examples: int,
+    *,
+    bodies_only: bool = False,
 ) -> int:
     """Every operation (`bodies_only`: every one that takes a body), with valid-per-schema and
-    invalid generated requests; returns how many requests were sent. Fails (with the
-    offending request) on the first 5xx."""
+    invalid generated requests, `examples` of each; returns how many requests were sent. Fails
+    (with the offending request and the run's seed) on the first 5xx."""
+    limits = settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+    )
     schema = from_url(server.url("/openapi.json"))
     sent = 0
     for result in schema.get_all_operations():
@@ -71,7 +82,8 @@ def _fuzz(
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
             @given(case=operation.as_strategy(generation_mode=mode))
-            @LIMITS
+            @seed(SEED)
+            @limits
             def run(case: Any) -> None:
                 nonlocal sent
                 prepare(case)
@@ -82,7 +94,11 @@ def _fuzz(
                     checks=[not_a_server_error],
                 )
 
-            run()
+            try:
+                run()
+            except BaseException as failure:
+                failure.add_note(f"fuzz seed {SEED}: repeat with HORARIUM_FUZZ_SEED={SEED}")
+                raise
     return sent
 
 
@@ -111,8 +127,9 @@ def _reset(server: ServerProcess) -> None:
         assert http.put(f"{base}/jobs/{PINNED['jobName']}", json=job).status_code == 201
 
 
-def test_no_server_error_for_any_request(fuzz_server: ServerProcess) -> None:
-    assert _fuzz(fuzz_server, lambda case: None) > EXAMPLES
+@pytest.mark.parametrize("examples", BUDGETS)
+def test_no_server_error_for_any_request(fuzz_server: ServerProcess, examples: int) -> None:
+    assert _fuzz(fuzz_server, lambda case: None, examples) > examples
 
 
 def _pinning(server: ServerProcess) -> Callable[[Any], None]:
@@ -132,8 +149,9 @@ def _pinning(server: ServerProcess) -> Callable[[Any], None]:
     return pin
 
 
-def test_no_server_error_on_existing_resources(fuzz_server: ServerProcess) -> None:
-    assert _fuzz(fuzz_server, _pinning(fuzz_server)) > EXAMPLES
+@pytest.mark.parametrize("examples", BUDGETS)
+def test_no_server_error_on_existing_resources(fuzz_server: ServerProcess, examples: int) -> None:
+    assert _fuzz(fuzz_server, _pinning(fuzz_server), examples) > examples
 
 
 # What no stored value may hold; schemathesis does not generate them. (A key given twice cannot
@@ -179,7 +197,10 @@ def _assert_nothing_unstorable_kept(server: ServerProcess) -> None:
                 assert escape not in response.content.lower(), response.text
 
 
-def test_no_server_error_for_unstorable_text_in_bodies(fuzz_server: ServerProcess) -> None:
+@pytest.mark.parametrize("examples", BUDGETS)
+def test_no_server_error_for_unstorable_text_in_bodies(
+    fuzz_server: ServerProcess, examples: int
+) -> None:
     """Generated bodies for the pinned resources, each string value carrying a lone surrogate
     or a NUL: never a 5xx, and never stored (checked before each next case)."""
     pin = _pinning(fuzz_server)
@@ -192,5 +213,5 @@ def test_no_server_error_for_unstorable_text_in_bodies(fuzz_server: ServerProces
             # As JSON text (escapes for the surrogates), which schemathesis sends as it is.
             case.body = json.dumps(_poisoned(case.body, marks)).encode()
 
-    assert _fuzz(fuzz_server, poison, bodies_only=True) > EXAMPLES
+    assert _fuzz(fuzz_server, poison, examples, bodies_only=True) > examples
     _assert_nothing_unstorable_kept(fuzz_server)
