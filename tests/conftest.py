@@ -1,5 +1,6 @@
 """Test-wide setup: the network rule holds (tests connect only to loopback:
-tests/loopback_only.py)."""
+tests/loopback_only.py); the slowest modules are marked `slow` and run first; `long_fuzz` runs only
+when asked for (docs/testing.md)."""
 
 from collections.abc import Iterator
 
@@ -8,6 +9,89 @@ import pytest
 from tests import loopback_only
 
 loopback_only.install()
+
+# Serial seconds of the slowest modules (`--durations`, CI=true, one process), slowest first.
+# The order is the run's order: under pytest-xdist (`--dist loadfile --no-loadscope-reorder`)
+# the longest files start at once instead of ending the run alone. Re-measure when a module's
+# time changes much (docs/testing.md, "Keeping it quick").
+MODULE_SECONDS = {
+    "tests/engine/test_service_realtime.py": 132,
+    "tests/engine/test_chaos.py": 112,
+    "tests/engine/test_overlap_cluster.py": 103,
+    "tests/engine/test_cluster_stress.py": 101,
+    "tests/engine/test_failover.py": 74,
+    "tests/security/test_secret_keys.py": 60,
+    "tests/engine/test_fairness.py": 54,
+    "tests/engine/test_database_outage.py": 54,
+    "tests/api/test_api_jitter_engine.py": 52,
+    "tests/api/test_api_fuzz.py": 50,
+    "tests/api/test_api_sdk.py": 42,
+    "tests/security/test_secret_rotation.py": 42,
+    "tests/api/test_api_notifications.py": 32,
+    "tests/engine/test_cluster_wake.py": 27,
+    "tests/engine/test_queue_actions.py": 27,
+    "tests/security/test_api_keys_cli.py": 25,
+    "tests/security/test_authentication.py": 25,
+    "tests/api/test_api_backoff_and_templates.py": 23,
+    "tests/ui/test_dashboard_browser.py": 23,
+    "tests/ops/test_health_probes.py": 21,
+    "tests/ui/test_dashboard_screenshots.py": 19,
+    "tests/ops/test_engine_log_lines.py": 18,
+    "tests/engine/test_notification_cluster.py": 17,
+    "tests/ops/test_startup_errors.py": 15,
+    "tests/security/test_first_start.py": 12,
+    "tests/api/test_api_validation.py": 12,
+    "tests/engine/test_recovery.py": 12,
+    "tests/security/test_secrets_at_rest.py": 11,
+    "tests/cli/test_cli_export_import.py": 11,
+    "tests/ops/test_metrics_endpoint.py": 11,
+    "tests/security/test_exposure.py": 10,
+    "tests/security/test_fair_use.py": 10,
+    "tests/api/test_api_restart.py": 10,
+    "tests/ops/test_worker_metrics.py": 10,
+    "tests/security/test_input_hygiene.py": 9,
+    "tests/engine/test_executions.py": 9,
+    "tests/security/test_secret_masking.py": 8,
+    "tests/api/test_api_recordings.py": 8,
+    "tests/engine/test_worker.py": 8,
+    "tests/api/test_api_quotas.py": 7,
+    "tests/ops/test_json_logs.py": 7,
+    "tests/ops/test_policy_metrics.py": 7,
+    "tests/api/test_api_pause.py": 7,
+    "tests/api/test_api_execution_policy.py": 7,
+    "tests/cli/test_cli_connection.py": 6,
+    "tests/security/test_request_framing.py": 6,
+    "tests/api/test_api_jobs.py": 6,
+    "tests/security/test_oidc_through_serve.py": 6,
+    "tests/api/test_api_calendars.py": 6,
+    "tests/engine/test_execution_policy.py": 6,
+    "tests/actions/test_servicebus_action.py": 5,
+    "tests/test_store_query_plans.py": 5,
+    "tests/recurrence/test_recurrence_cli.py": 5,
+    "tests/security/test_dashboard_access.py": 5,
+    "tests/security/test_outbound_policy.py": 5,
+}
+# A module at least this slow is left out of the quick tier (`-m "not slow"`).
+SLOW_SECONDS = 5
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks the slow modules, puts the slowest modules first (the others keep their order),
+    and leaves `long_fuzz` tests out unless `-m` names that marker."""
+    for item in items:
+        if MODULE_SECONDS.get(_module(item), 0) >= SLOW_SECONDS:
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: -MODULE_SECONDS.get(_module(item), 0))
+    if "long_fuzz" in (config.getoption("markexpr") or ""):
+        return
+    left_out = [item for item in items if item.get_closest_marker("long_fuzz") is not None]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item.get_closest_marker("long_fuzz") is None]
 
 
 @pytest.fixture(autouse=True)
