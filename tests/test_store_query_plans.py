@@ -4,10 +4,9 @@ functions run them, then explained (EXPLAIN on PostgreSQL, EXPLAIN QUERY PLAN on
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,41 +14,23 @@ from sqlalchemy import event, insert, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.model.names import CollectionName
-from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.db import migrate
 from horarium.store.core.schema import jobs
 from horarium.store.resources import collections as collections_store
 from horarium.store.runs.store import Runs
 from horarium.store.runs.vocabulary import Decision, DueJob, FaultJob
+from tests.database_fixtures import db_url as db_url
+from tests.database_fixtures import migrated
 from tests.support import fresh_pg_database
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 Statement = tuple[str, Any]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The same test on a SQLite file and on a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'plans.sqlite3'}"
-    else:
-        with fresh_pg_database() as url:
-            yield url
-
-
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     with fresh_pg_database() as url:
         yield url
-
-
-@asynccontextmanager
-async def migrated(url: str) -> AsyncIterator[AsyncEngine]:
-    db = create_engine(url)
-    try:
-        await migrate(db)
-        yield db
-    finally:
-        await db.dispose()
 
 
 @contextmanager

@@ -6,29 +6,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.api.api_client import Api, http_job
-from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database
+from tests.server_fixtures import engine_server as engine_server
+from tests.server_process import ServerProcess
 
 WAIT_SECONDS = 60.0
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def engine_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
-    if request.param == "postgres":
-        with fresh_pg_database() as url, running_server(tmp_path, database=url, engine=True) as s:
-            yield s
-    else:
-        with running_server(tmp_path, engine=True) as s:
-            yield s
 
 
 class FailingTarget:

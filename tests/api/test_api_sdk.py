@@ -27,8 +27,9 @@ from azure.mgmt.scheduler import SchedulerManagementClient
 from azure.mgmt.scheduler import models as m
 
 from tests.api.api_client import Api, http_job
+from tests.server_fixtures import engine_server as engine_server
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database, wait_until
+from tests.support import wait_until
 
 
 class KeyCredential:
@@ -85,16 +86,6 @@ class Target:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def engine_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
-    if request.param == "postgres":
-        with fresh_pg_database() as url, running_server(tmp_path, database=url, engine=True) as s:
-            yield s
-    else:
-        with running_server(tmp_path, engine=True) as s:
-            yield s
 
 
 @pytest.fixture

@@ -1,16 +1,26 @@
-"""Helpers for the cluster tests: `horarium worker` processes on one PostgreSQL database next to
-an API-only `horarium serve`, a burst of executions, and what the sink received per execution
-tag."""
+"""Helpers for the cluster tests: `horarium worker` processes on one database (a fresh PostgreSQL
+one unless told) next to an API-only `horarium serve` (`cluster`), a burst of executions, and
+what the sink received per execution tag.
+
+    with cluster(tmp_path, 3, ["--node-timeout", "2"]) as nodes:   # a fresh database
+        make_collection(nodes.http)
+        nodes.start_workers()
+        ...
+        assert stop_workers(nodes.workers) == [0, 0, 0]
+    assert log_lines(nodes.logs, "deadlock") == []
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +29,8 @@ import asyncpg
 import httpx
 
 from tests.engine.live_servers import Recorder
+from tests.server_process import ServerProcess, running_server
+from tests.support import fresh_pg_database
 
 API = {"api-version": "2016-03-01"}
 COLLECTION = (
@@ -51,8 +63,64 @@ def start_worker(
         )
 
 
-def make_collection(http: httpx.Client) -> None:
-    body = {"location": "West US", "properties": {"sku": {"name": "P20Premium"}}}
+def stop_workers(
+    workers: Sequence[subprocess.Popen[bytes]], timeout: float = 30
+) -> list[int | None]:
+    """SIGTERM to every worker, then their exit codes (each waited for up to `timeout` s)."""
+    for worker in workers:
+        worker.send_signal(signal.SIGTERM)
+    return [worker.wait(timeout) for worker in workers]
+
+
+def kill_workers(workers: Sequence[subprocess.Popen[bytes]]) -> None:
+    """SIGKILL to every worker still running, each waited for until it is gone."""
+    for worker in workers:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+
+
+class Cluster:
+    """An API-only `horarium serve` on a database, and the workers beside it (one log each)."""
+
+    def __init__(
+        self, database: str, api: ServerProcess, logs: list[Path], args: Sequence[str]
+    ) -> None:
+        self.database = database
+        self.api = api
+        self.http = httpx.Client(base_url=api.base_url, timeout=60, headers=api.auth_headers())
+        self.logs = logs
+        self.args = list(args)
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def worker(self, slot: int, *own: str) -> subprocess.Popen[bytes]:
+        """Start the worker of `slot` (its log: `logs[slot]`) with the cluster's args and `own`."""
+        key = self.api.data_dir / "secret.key"
+        return start_worker(self.database, self.logs[slot], key, [*self.args, *own])
+
+    def start_workers(self, *own: Sequence[str]) -> None:
+        """Start a worker per log, with the cluster's args and, if given, each one's `own`."""
+        each = own or [()] * len(self.logs)
+        self.workers = [self.worker(slot, *args) for slot, args in enumerate(each)]
+
+
+@contextmanager
+def cluster(
+    tmp_path: Path, workers: int, args: Sequence[str] = (), database: str | None = None
+) -> Iterator[Cluster]:
+    """A Cluster on `database` or a fresh PostgreSQL one; kills its workers before it ends."""
+    with ExitStack() as stack:
+        url = database or stack.enter_context(fresh_pg_database())
+        api = stack.enter_context(running_server(tmp_path / "api", database=url, engine=False))
+        nodes = Cluster(url, api, [tmp_path / f"worker{i}.log" for i in range(workers)], args)
+        stack.callback(nodes.http.close)
+        stack.callback(lambda: kill_workers(nodes.workers))
+        yield nodes
+
+
+def make_collection(http: httpx.Client, **properties: Any) -> None:
+    """PUT the cluster's collection (P20Premium, with `properties`)."""
+    body = {"location": "West US", "properties": {"sku": {"name": "P20Premium"}, **properties}}
     response = http.put(COLLECTION, params=API, json=body)
     assert response.status_code == 201, response.text
 

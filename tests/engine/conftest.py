@@ -13,10 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.actions.runner import Actions
 from horarium.engine.scheduler import Scheduler
-from horarium.store.core.db import create_engine, migrate
 from horarium.store.core.sealing import Keyring
+from tests.database_fixtures import db as db
+from tests.database_fixtures import db_url as db_url
+from tests.database_fixtures import migrated
 from tests.engine.engine_support import FakeClock, Sink, Store, engine_settings
-from tests.support import fresh_pg_database
 
 
 @pytest.fixture
@@ -34,35 +35,15 @@ async def sink() -> AsyncIterator[Sink]:
     await runner.cleanup()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The same test on a SQLite file and on a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'h.sqlite3'}"
-    else:
-        with fresh_pg_database() as url:
-            yield url
-
-
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'h.sqlite3'}"
 
 
 @pytest.fixture
-async def db(db_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(db_url, keyring=Keyring.generate())
-    await migrate(engine)
-    yield engine
-    await engine.dispose()
-
-
-@pytest.fixture
 async def sqlite_db(sqlite_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(sqlite_url, keyring=Keyring.generate())
-    await migrate(engine)
-    yield engine
-    await engine.dispose()
+    async with migrated(sqlite_url, Keyring.generate()) as engine:
+        yield engine
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import asyncio
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +132,16 @@ class LiveServers:
         self._call(stop)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
+
+
+@contextmanager
+def listening(recorder: Recorder) -> Iterator[str]:
+    """`recorder` answering on 127.0.0.1 for the block (LiveServers.sink); yields its URL."""
+    servers = LiveServers()
+    try:
+        yield servers.sink(recorder)
+    finally:
+        servers.close()
 
 
 def wait_until(check: Callable[[], Any], timeout: float, what: str, every: float = 0.25) -> Any:

@@ -7,15 +7,14 @@ with it. About three minutes."""
 from __future__ import annotations
 
 import random
-import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.engine.cluster_support import (
+    cluster,
     counters_agree_with_history,
     deliveries,
     executions_recorded,
@@ -23,14 +22,12 @@ from tests.engine.cluster_support import (
     http_action,
     iso,
     job_of,
+    kill_workers,
     log_lines,
     make_collection,
     put_jobs,
-    start_worker,
 )
-from tests.engine.live_servers import LiveServers, Recorder, wait_until
-from tests.server_process import running_server
-from tests.support import fresh_pg_database
+from tests.engine.live_servers import Recorder, listening, wait_until
 
 pytestmark = pytest.mark.postgres
 
@@ -43,67 +40,52 @@ def test_workers_killed_at_random_lose_nothing_and_repeat_only_what_they_held(
     tmp_path: Path,
 ) -> None:
     chance = random.Random(12)
-    servers = LiveServers()
     sink = Recorder()
-    url = servers.sink(sink)
-    logs = [tmp_path / f"worker{i}.log" for i in range(3)]
-    workers: list[subprocess.Popen[bytes]] = []
     held: set[str] = set()
-    try:
-        with (
-            fresh_pg_database() as database,
-            running_server(tmp_path / "api", database=database, engine=False) as api,
-        ):
-            http = httpx.Client(base_url=api.base_url, timeout=60, headers=api.auth_headers())
-            make_collection(http)
-            key = api.data_dir / "secret.key"
-            workers = [start_worker(database, log, key, ARGS) for log in logs]
-            base = datetime.now(UTC) + timedelta(seconds=40)
-            bodies = {
-                f"once{i}": {
-                    "action": http_action(f"{url}/once{i}"),
-                    "startTime": iso(base + timedelta(seconds=0.3 * i)),
-                }
-                for i in range(ONCE)
+    with listening(sink) as url, cluster(tmp_path, 3, ARGS) as nodes:
+        http = nodes.http
+        make_collection(http)
+        nodes.start_workers()
+        base = datetime.now(UTC) + timedelta(seconds=40)
+        bodies = {
+            f"once{i}": {
+                "action": http_action(f"{url}/once{i}"),
+                "startTime": iso(base + timedelta(seconds=0.3 * i)),
             }
-            for i in range(MINUTELY):
-                bodies[f"minutely{i}"] = {
-                    "action": http_action(f"{url}/minutely{i}"),
-                    "startTime": iso(base),
-                    "recurrence": {"frequency": "Minute", "interval": 1, "count": 2},
-                }
-            for name in bodies:
-                sink.slow(f"/{name}", 0.5)
-            put_jobs(http, bodies)
-            assert datetime.now(UTC) < base, "the jobs took too long to create"
-            expected = ONCE + 2 * MINUTELY
+            for i in range(ONCE)
+        }
+        for i in range(MINUTELY):
+            bodies[f"minutely{i}"] = {
+                "action": http_action(f"{url}/minutely{i}"),
+                "startTime": iso(base),
+                "recurrence": {"frequency": "Minute", "interval": 1, "count": 2},
+            }
+        for name in bodies:
+            sink.slow(f"/{name}", 0.5)
+        put_jobs(http, bodies)
+        assert datetime.now(UTC) < base, "the jobs took too long to create"
+        expected = ONCE + 2 * MINUTELY
 
-            kills = 0
-            end = base + timedelta(seconds=65)
-            wait_until(lambda: sink.requests, 90, "the load to start")
-            while datetime.now(UTC) < end:
-                time.sleep(chance.uniform(3, 7))
-                slot = chance.randrange(len(workers))
-                victim = workers[slot]
-                victim.kill()
-                victim.wait(10)
-                held |= held_by(database, victim.pid)
-                kills += 1
-                time.sleep(chance.uniform(0, 2))
-                workers[slot] = start_worker(database, logs[slot], key, ARGS)
+        kills = 0
+        end = base + timedelta(seconds=65)
+        wait_until(lambda: sink.requests, 90, "the load to start")
+        while datetime.now(UTC) < end:
+            time.sleep(chance.uniform(3, 7))
+            slot = chance.randrange(len(nodes.workers))
+            victim = nodes.workers[slot]
+            kill_workers([victim])
+            held |= held_by(nodes.database, victim.pid)
+            kills += 1
+            time.sleep(chance.uniform(0, 2))
+            nodes.workers[slot] = nodes.worker(slot)
 
-            wait_until(lambda: len(deliveries(sink)) >= expected, 90, "every execution")
-            wait_until(lambda: executions_recorded(http) >= expected, 60, "every record")
-            seen = deliveries(sink)
-            assert len(seen) == expected  # none lost, none made up
-            twice = {job_of(sink, tag) for tag, n in seen.items() if n > 1}
-            assert twice <= held, twice - held
-            assert executions_recorded(http) == expected  # each once in history
-            assert counters_agree_with_history(http, list(bodies)) == []
-            assert kills >= 8
-        assert log_lines(logs, "deadlock", "recording") == []
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-        servers.close()
+        wait_until(lambda: len(deliveries(sink)) >= expected, 90, "every execution")
+        wait_until(lambda: executions_recorded(http) >= expected, 60, "every record")
+        seen = deliveries(sink)
+        assert len(seen) == expected  # none lost, none made up
+        twice = {job_of(sink, tag) for tag, n in seen.items() if n > 1}
+        assert twice <= held, twice - held
+        assert executions_recorded(http) == expected  # each once in history
+        assert counters_agree_with_history(http, list(bodies)) == []
+        assert kills >= 8
+    assert log_lines(nodes.logs, "deadlock", "recording") == []

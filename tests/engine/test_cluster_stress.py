@@ -5,15 +5,13 @@ victim and no execution is delivered twice."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.engine.cluster_support import (
+    cluster,
     counters_agree_with_history,
     deliveries,
     executions_recorded,
@@ -23,71 +21,51 @@ from tests.engine.cluster_support import (
     make_collection,
     put_jobs,
     run_now,
-    start_worker,
+    stop_workers,
 )
-from tests.engine.live_servers import LiveServers, Recorder, wait_until
-from tests.server_process import running_server
-from tests.support import fresh_pg_database
+from tests.engine.live_servers import Recorder, listening, wait_until
 
 pytestmark = pytest.mark.postgres
 
 ONCE_JOBS = 300
 RUN_NOW_JOBS = 150
 LEASE = "1"  # renewed three times a second
+ARGS = ["--lease-seconds", LEASE, "--poll-interval", "0.2"]
 
 
 def test_short_leases_under_a_burst_deliver_each_execution_once_without_deadlocks(
     tmp_path: Path,
 ) -> None:
-    servers = LiveServers()
     sink = Recorder()
-    url = servers.sink(sink)
     sink.slow("/hit", 0.2)  # keeps hundreds in flight, their leases renewed meanwhile
-    logs = [tmp_path / f"worker{i}.log" for i in range(3)]
-    workers: list[subprocess.Popen[bytes]] = []
-    try:
-        with (
-            fresh_pg_database() as database,
-            running_server(tmp_path / "api", database=database, engine=False) as api,
-        ):
-            http = httpx.Client(base_url=api.base_url, timeout=60, headers=api.auth_headers())
-            make_collection(http)
-            start = datetime.now(UTC) + timedelta(seconds=90)
-            once = {
-                f"once{i}": {"action": http_action(f"{url}/hit"), "startTime": iso(start)}
-                for i in range(ONCE_JOBS)
+    with listening(sink) as url, cluster(tmp_path, 3, ARGS) as nodes:
+        http = nodes.http
+        make_collection(http)
+        start = datetime.now(UTC) + timedelta(seconds=90)
+        once = {
+            f"once{i}": {"action": http_action(f"{url}/hit"), "startTime": iso(start)}
+            for i in range(ONCE_JOBS)
+        }
+        later = {
+            f"later{i}": {
+                "action": http_action(f"{url}/hit"),
+                "startTime": iso(start + timedelta(days=1)),
+                "recurrence": {"frequency": "Day", "interval": 1},
             }
-            later = {
-                f"later{i}": {
-                    "action": http_action(f"{url}/hit"),
-                    "startTime": iso(start + timedelta(days=1)),
-                    "recurrence": {"frequency": "Day", "interval": 1},
-                }
-                for i in range(RUN_NOW_JOBS)
-            }
-            put_jobs(http, {**once, **later})
-            assert datetime.now(UTC) < start, "the jobs took too long to create"
-            args = ["--lease-seconds", LEASE, "--poll-interval", "0.2"]
-            key = api.data_dir / "secret.key"
-            workers = [start_worker(database, log, key, args) for log in logs]
-            run_now(http, list(later))  # job_executions rows, leased on their own rows
+            for i in range(RUN_NOW_JOBS)
+        }
+        put_jobs(http, {**once, **later})
+        assert datetime.now(UTC) < start, "the jobs took too long to create"
+        nodes.start_workers()
+        run_now(http, list(later))  # job_executions rows, leased on their own rows
 
-            expected = ONCE_JOBS + RUN_NOW_JOBS
-            wait_until(lambda: len(deliveries(sink)) >= expected, 180, "every execution")
-            # Nothing more arrives: a duplicate would come once a lease ran out.
-            wait_until(
-                lambda: executions_recorded(http) >= expected, 60, "every execution recorded"
-            )
-            seen = deliveries(sink)
-            assert len(seen) == expected
-            assert [tag for tag, n in seen.items() if n > 1] == []
-            assert counters_agree_with_history(http, [*once, *later]) == []
-            for worker in workers:
-                worker.send_signal(signal.SIGTERM)
-                assert worker.wait(30) == 0
-        assert log_lines(logs, "deadlock", "recording", "Traceback") == []
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-        servers.close()
+        expected = ONCE_JOBS + RUN_NOW_JOBS
+        wait_until(lambda: len(deliveries(sink)) >= expected, 180, "every execution")
+        # Nothing more arrives: a duplicate would come once a lease ran out.
+        wait_until(lambda: executions_recorded(http) >= expected, 60, "every execution recorded")
+        seen = deliveries(sink)
+        assert len(seen) == expected
+        assert [tag for tag, n in seen.items() if n > 1] == []
+        assert counters_agree_with_history(http, [*once, *later]) == []
+        assert stop_workers(nodes.workers) == [0, 0, 0]
+    assert log_lines(nodes.logs, "deadlock", "recording", "Traceback") == []

@@ -14,8 +14,6 @@ import asyncio
 import hashlib
 import hmac
 import json
-import signal
-import subprocess
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -25,21 +23,18 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-import httpx
 import pytest
 
 from horarium.actions.webhooks import CONNECTIONS
 from tests.engine.cluster_support import (
-    API,
-    COLLECTION,
+    cluster,
     iso,
     log_lines,
+    make_collection,
     put_jobs,
-    start_worker,
+    stop_workers,
 )
 from tests.engine.live_servers import wait_until
-from tests.server_process import running_server
-from tests.support import fresh_pg_database
 
 pytestmark = pytest.mark.postgres
 
@@ -132,47 +127,29 @@ def receiver() -> Iterator[GatedReceiver]:
 def test_two_workers_deliver_each_notification_exactly_once(
     tmp_path: Path, receiver: GatedReceiver
 ) -> None:
-    logs = [tmp_path / f"worker{i}.log" for i in range(2)]
-    workers: list[subprocess.Popen[bytes]] = []
-    try:
-        with (
-            fresh_pg_database() as database,
-            running_server(tmp_path / "api", database=database, engine=False) as api,
-        ):
-            http = httpx.Client(base_url=api.base_url, timeout=60, headers=api.auth_headers())
-            notification = {"events": EVENTS, "uri": f"{receiver.url}/notify", "secret": SECRET}
-            body = {
-                "location": "West US",
-                "properties": {"sku": {"name": "P20Premium"}, "notifications": [notification]},
-            }
-            created = http.put(COLLECTION, params=API, json=body)
-            assert created.status_code == 201, created.text
-            key = api.data_dir / "secret.key"
-            workers = [start_worker(database, log, key) for log in logs]
-            start = datetime.now(UTC) + timedelta(seconds=10)  # both workers up by then
-            names = [f"job{i:02d}" for i in range(JOBS)]
-            put_jobs(http, {n: _failing(f"{receiver.url}/fail/{n}", start) for n in names})
+    with cluster(tmp_path, 2) as nodes:
+        http = nodes.http
+        notification = {"events": EVENTS, "uri": f"{receiver.url}/notify", "secret": SECRET}
+        make_collection(http, notifications=[notification])
+        nodes.start_workers()
+        start = datetime.now(UTC) + timedelta(seconds=10)  # both workers up by then
+        names = [f"job{i:02d}" for i in range(JOBS)]
+        put_jobs(http, {n: _failing(f"{receiver.url}/fail/{n}", start) for n in names})
 
-            expected = len(names) * len(EVENTS)
-            wait_until(lambda: len(receiver.notifications) >= expected, 180, "every notification")
-            # Every row settled: a duplicate, if any, was sent before its row went.
-            wait_until(lambda: _outbox(database) == 0, 120, "the outbox to empty")
-            bodies = [json.loads(b) for b in receiver.notifications]
-            for raw, signature in zip(receiver.notifications, receiver.signatures, strict=True):
-                digest = hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
-                assert signature == f"sha256={digest}"
-            ids = Counter(b["id"] for b in bodies)
-            assert [i for i, n in ids.items() if n > 1] == [], "a notification arrived twice"
-            told = sorted((b["job"], b["event"]) for b in bodies)
-            assert told == sorted((n, e) for n in names for e in EVENTS)
-            assert receiver.most_waiting > CONNECTIONS, (
-                f"at most {receiver.most_waiting} deliveries waited at once: one process"
-            )
-            for worker in workers:
-                worker.send_signal(signal.SIGTERM)
-                assert worker.wait(30) == 0
-        assert log_lines(logs, "notification", "Traceback", "deadlock") == []
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
+        expected = len(names) * len(EVENTS)
+        wait_until(lambda: len(receiver.notifications) >= expected, 180, "every notification")
+        # Every row settled: a duplicate, if any, was sent before its row went.
+        wait_until(lambda: _outbox(nodes.database) == 0, 120, "the outbox to empty")
+        bodies = [json.loads(b) for b in receiver.notifications]
+        for raw, signature in zip(receiver.notifications, receiver.signatures, strict=True):
+            digest = hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
+            assert signature == f"sha256={digest}"
+        ids = Counter(b["id"] for b in bodies)
+        assert [i for i, n in ids.items() if n > 1] == [], "a notification arrived twice"
+        told = sorted((b["job"], b["event"]) for b in bodies)
+        assert told == sorted((n, e) for n in names for e in EVENTS)
+        assert receiver.most_waiting > CONNECTIONS, (
+            f"at most {receiver.most_waiting} deliveries waited at once: one process"
+        )
+        assert stop_workers(nodes.workers) == [0, 0]
+    assert log_lines(nodes.logs, "notification", "Traceback", "deadlock") == []

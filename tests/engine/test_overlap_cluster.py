@@ -7,29 +7,25 @@ both processes. The receiver notes when each request began and ended: none overl
 from __future__ import annotations
 
 import itertools
-import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 from aiohttp import web
 
 from tests.engine.cluster_support import (
     API,
     COLLECTION,
+    cluster,
     http_action,
     log_lines,
     make_collection,
     put_jobs,
-    start_worker,
+    stop_workers,
 )
-from tests.engine.live_servers import LiveServers, Recorder, wait_until
-from tests.server_process import running_server
-from tests.support import fresh_pg_database
+from tests.engine.live_servers import Recorder, listening, wait_until
 
 pytestmark = pytest.mark.postgres
 
@@ -57,69 +53,52 @@ def _iso(instant: datetime) -> str:
 
 
 def test_overlap_skip_holds_across_two_worker_processes(tmp_path: Path) -> None:
-    servers = LiveServers()
     sink = Spans()
-    url = servers.sink(sink)
     sink.slow("/serial", SLOW)
     sink.answer("/serial", 500, 200)  # the first attempt fails; everything after succeeds
-    logs = [tmp_path / f"worker{i}.log" for i in range(2)]
-    workers: list[subprocess.Popen[bytes]] = []
     job = f"{COLLECTION}/jobs/serial"
-    try:
-        with (
-            fresh_pg_database() as database,
-            running_server(tmp_path / "api", database=database, engine=False) as api,
-        ):
-            http = httpx.Client(base_url=api.base_url, timeout=60, headers=api.auth_headers())
-            make_collection(http)
-            key = api.data_dir / "secret.key"
-            workers = [start_worker(database, log, key, ARGS) for log in logs]
-            # Every minute, at a second 10 s from now: the first execution is 10 s away, the
-            # second 70 s. The failed first attempt's retry waits 80 s: the second falls due
-            # while the first execution is unfinished.
-            first = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=10)
-            anchor = datetime(2020, 1, 1, 0, first.minute, first.second, tzinfo=UTC)
-            retry = {"retryType": "Fixed", "retryInterval": "00:01:20", "retryCount": 1}
-            action = {**http_action(f"{url}/serial"), "retryPolicy": retry}
-            put_jobs(
-                http,
-                {
-                    "serial": {
-                        "startTime": _iso(anchor),
-                        "action": action,
-                        "recurrence": {"frequency": "Minute", "interval": 1},
-                        "executionPolicy": {"overlap": "Skip"},
-                    }
-                },
-            )
+    with listening(sink) as url, cluster(tmp_path, 2, ARGS) as nodes:
+        http = nodes.http
+        make_collection(http)
+        nodes.start_workers()
+        # Every minute, at a second 10 s from now: the first execution is 10 s away, the
+        # second 70 s. The failed first attempt's retry waits 80 s: the second falls due
+        # while the first execution is unfinished.
+        first = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=10)
+        anchor = datetime(2020, 1, 1, 0, first.minute, first.second, tzinfo=UTC)
+        retry = {"retryType": "Fixed", "retryInterval": "00:01:20", "retryCount": 1}
+        action = {**http_action(f"{url}/serial"), "retryPolicy": retry}
+        put_jobs(
+            http,
+            {
+                "serial": {
+                    "startTime": _iso(anchor),
+                    "action": action,
+                    "recurrence": {"frequency": "Minute", "interval": 1},
+                    "executionPolicy": {"overlap": "Skip"},
+                }
+            },
+        )
 
-            def history() -> list[dict[str, str]]:
-                found = http.get(f"{job}/history", params=API).json()["value"]
-                return [entry["properties"] for entry in found]
+        def history() -> list[dict[str, str]]:
+            found = http.get(f"{job}/history", params=API).json()["value"]
+            return [entry["properties"] for entry in found]
 
-            wait_until(lambda: history(), 60, "the first attempt")
-            backfill = {"from": "2024-05-01T12:00:00Z", "to": "2024-05-01T12:06:00Z"}
-            queued = http.post(f"{job}/backfill", params=API, json=backfill)
-            assert queued.status_code == 200, queued.text
-            assert queued.json()["queued"] == BACKFILLED
+        wait_until(lambda: history(), 60, "the first attempt")
+        backfill = {"from": "2024-05-01T12:00:00Z", "to": "2024-05-01T12:06:00Z"}
+        queued = http.post(f"{job}/backfill", params=API, json=backfill)
+        assert queued.status_code == 200, queued.text
+        assert queued.json()["queued"] == BACKFILLED
 
-            def finished() -> list[dict[str, str]] | None:
-                found = history()
-                backfilled = [h for h in found if h["message"].startswith("Backfill: ")]
-                retried = [h for h in found if h["retryCount"] == 1]
-                return found if len(backfilled) == BACKFILLED and retried else None
+        def finished() -> list[dict[str, str]] | None:
+            found = history()
+            backfilled = [h for h in found if h["message"].startswith("Backfill: ")]
+            retried = [h for h in found if h["retryCount"] == 1]
+            return found if len(backfilled) == BACKFILLED and retried else None
 
-            wait_until(finished, 180, "the retry and the backfill executions")
-            for worker in workers:
-                worker.send_signal(signal.SIGTERM)
-                assert worker.wait(30) == 0
-            entries = history()
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-                worker.wait(10)
-        servers.close()
+        wait_until(finished, 180, "the retry and the backfill executions")
+        assert stop_workers(nodes.workers) == [0, 0]
+        entries = history()
 
     skipped = [h for h in entries if h.get("status") == "Skipped"]
     assert skipped, entries
@@ -132,4 +111,4 @@ def test_overlap_skip_holds_across_two_worker_processes(tmp_path: Path) -> None:
     assert len(spans) == len(ran) >= 2 + BACKFILLED
     overlaps = [(a, b) for a, b in itertools.pairwise(spans) if b[0] < a[1]]
     assert overlaps == [], f"requests overlapped: {overlaps}"
-    assert log_lines(logs, "deadlock", "Traceback") == []
+    assert log_lines(nodes.logs, "deadlock", "Traceback") == []

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,15 @@ import httpx
 import pytest
 
 from tests.ops.ops_support import database_url
+from tests.server_fixtures import engine_server as engine_server
 from tests.server_process import ServerProcess, running_server
 from tests.support import drop_pg_database, fresh_pg_database, wait_until
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
+@pytest.fixture
+def server(engine_server: ServerProcess) -> ServerProcess:
     """A server with its scheduler, on each database (one per test: some break it)."""
-    if request.param == "postgres":
-        with fresh_pg_database() as url, running_server(tmp_path, database=url, engine=True) as s:
-            yield s
-    else:
-        with running_server(tmp_path, engine=True) as s:
-            yield s
+    return engine_server
 
 
 def _readyz(server: ServerProcess) -> httpx.Response:

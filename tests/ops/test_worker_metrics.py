@@ -5,35 +5,25 @@ own; /metrics takes a key of the database that reaches every subscription."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
+from tests.database_fixtures import db_url as db_url
 from tests.ops.ops_support import Jobs, http_target, samples, start_worker, value
 from tests.server_process import running_server
-from tests.support import free_port, fresh_pg_database, wait_until
+from tests.support import free_port, wait_until
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'shared.sqlite3'}"
-    else:
-        with fresh_pg_database() as url:
-            yield url
-
-
-def test_a_worker_serves_its_own_metrics_and_probes(database: str, tmp_path: Path) -> None:
+def test_a_worker_serves_its_own_metrics_and_probes(db_url: str, tmp_path: Path) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "worker.log"
     worker: subprocess.Popen[bytes] | None = None
-    with http_target() as target, running_server(tmp_path / "api", database=database) as api:
+    with http_target() as target, running_server(tmp_path / "api", database=db_url) as api:
         try:
             worker = start_worker(
-                database, log, ["--metrics-port", str(port)], api.data_dir / "secret.key"
+                db_url, log, ["--metrics-port", str(port)], api.data_dir / "secret.key"
             )
             wait_until(lambda: "Horarium worker running" in log.read_text(), "the worker")
             jobs = Jobs(api)

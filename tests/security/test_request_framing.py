@@ -5,10 +5,8 @@ before that rule never reaches the wire with them (no request smuggling)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,15 +17,13 @@ from horarium.actions.runner import Actions
 from horarium.config import Settings
 from horarium.engine.scheduler import Scheduler
 from horarium.model.names import CollectionName
-from horarium.store.core.db import create_engine, migrate
 from horarium.store.core.schema import job_history
-from horarium.store.core.sealing import Keyring
 from horarium.store.resources import collections as collections_store
 from horarium.store.resources import jobs as jobs_store
 from tests.api.api_client import Api, error_of, http_job
+from tests.database_fixtures import db as db
+from tests.database_fixtures import db_url as db_url
 from tests.security.raw_http import raw_http_server
-from tests.server_process import DATABASES
-from tests.support import fresh_pg_database
 
 SMUGGLING_BODY = "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: victim\r\n\r\n"
 FORBIDDEN = [
@@ -142,23 +138,6 @@ class _Clock:
 
     def now(self) -> datetime:
         return self.at
-
-
-@pytest.fixture(params=DATABASES)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "postgres":
-        with fresh_pg_database() as url:
-            yield url
-    else:
-        yield f"sqlite:///{tmp_path / 'h.sqlite3'}"
-
-
-@pytest.fixture
-async def db(db_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(db_url, keyring=Keyring.generate())
-    await migrate(engine)
-    yield engine
-    await engine.dispose()
 
 
 async def _plant(db: AsyncEngine, jobs: dict[str, dict[str, Any]], now: datetime) -> dict[str, int]:

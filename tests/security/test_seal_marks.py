@@ -5,8 +5,7 @@ rest"). Against a real SQLite file and a real PostgreSQL database."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -14,23 +13,14 @@ from sqlalchemy import delete, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.store.core import resealing
-from horarium.store.core.db import create_engine, migrate
 from horarium.store.core.schema import engine_marks, jobs
 from horarium.store.core.seal_marks import PREFIX, marked_keys
 from horarium.store.core.sealing import Keyring, sealed_key_id
+from tests.database_fixtures import db_url as db_url
+from tests.database_fixtures import migrated
 from tests.engine.engine_support import Store
-from tests.support import fresh_pg_database
 
 OLD_VERSION_PASSWORD = "stored-in-clear-by-an-older-version"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'h.sqlite3'}"
-    else:
-        with fresh_pg_database() as url:
-            yield url
 
 
 @pytest.fixture
@@ -40,10 +30,8 @@ def key() -> Keyring:
 
 @pytest.fixture
 async def db(db_url: str, key: Keyring) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(db_url, keyring=key)
-    await migrate(engine)
-    yield engine
-    await engine.dispose()
+    async with migrated(db_url, key) as engine:
+        yield engine
 
 
 def _with_password(password: str) -> dict[str, Any]:

@@ -14,28 +14,10 @@ import pytest
 
 from horarium.store.core.sealing import unseal_definition
 from horarium.store.core.secret_keys import read_key_file
-from tests.server_process import ServerProcess, running_server
-from tests.ui.ui_support import Api, http_target, launched_chromium
+from tests.server_process import ServerProcess
+from tests.ui.ui_support import Api, sign_in, signed_in_at
 
-WAIT_MS = 60_000  # the longest a step may take (a run goes through the scheduler)
-
-
-@pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    with http_target() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with running_server(tmp_path_factory.mktemp("dashboard-ui"), engine=True) as process:
-        yield process
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched_chromium() as chromium:
-        yield chromium
+# `server`, `target`, `page` and `api`: tests/ui/conftest.py.
 
 
 class Watched:
@@ -48,7 +30,6 @@ class Watched:
         page.on("request", lambda r: self.requests.append(r.url))
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         page.on("console", self._console)
-        page.set_default_timeout(WAIT_MS)
         self.origin = server.base_url
 
     def _console(self, message: Any) -> None:
@@ -64,23 +45,12 @@ class Watched:
 
 
 @pytest.fixture
-def watched(browser: Any, server: ServerProcess) -> Iterator[Watched]:
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=WAIT_MS)
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
+def watched(page: Any, server: ServerProcess) -> Iterator[Watched]:
+    """The test's page, watched; checked once its browser context is closed."""
     seen = Watched(page, server)
     yield seen
-    context.close()
+    page.context.close()
     seen.check()
-
-
-def sign_in(page: Any, server: ServerProcess, subscription: str, token: str | None = None) -> None:
-    page.goto(server.url("/ui/"))
-    page.fill("#signin-subscription", subscription)
-    page.fill("#signin-token", token or str(server.token))
-    page.click("form.signin button[type=submit]")
 
 
 def preview_times(page: Any) -> list[str]:
@@ -109,12 +79,12 @@ def gap_minutes(times: list[str]) -> float:
 
 
 def test_a_user_creates_a_job_in_the_form_runs_it_and_disables_and_enables_it(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    subscription = f"sub-{uuid.uuid4().hex[:8]}"
+    subscription = api.subscription
     collection = f"jc{uuid.uuid4().hex[:6]}"
     sign_in(page, server, subscription)
     expect(page.locator("h1")).to_have_text(f"Job collections of {subscription}")
@@ -166,23 +136,19 @@ def test_a_user_creates_a_job_in_the_form_runs_it_and_disables_and_enables_it(
     page.click("#confirm-ok")
     expect(page.locator(".heading .badge")).to_have_text("Enabled")
 
-    state = Api(server, subscription).get(Api(server, subscription).job(collection, "ping"))
+    state = api.get(api.job(collection, "ping"))
     assert state.json()["properties"]["state"].lower() == "enabled"
     assert state.json()["properties"]["recurrence"]["interval"] == 30
 
 
 def test_an_invalid_field_shows_the_api_message_next_to_it(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    api = Api(server)
-    collection = f"jc{uuid.uuid4().hex[:6]}"
-    api.new_collection(collection)
-    sign_in(page, server, api.subscription)
-    expect(page.locator("h1")).to_contain_text("Job collections")
-    page.goto(server.url(f"/ui/#/new/rg1/{collection}"))
+    collection = api.new_collection()
+    signed_in_at(page, server, api.subscription, f"#/new/rg1/{collection}")
     page.fill("#uri", f"{target}/ok")
     page.select_option("#frequency", "Hour")
     page.fill("#minutes", "0, 61")
@@ -201,12 +167,11 @@ def test_an_invalid_field_shows_the_api_message_next_to_it(
 
 
 def test_the_collections_page_shows_their_notifications(
-    watched: Watched, server: ServerProcess
+    watched: Watched, server: ServerProcess, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    api = Api(server)
     notified = f"jc{uuid.uuid4().hex[:6]}"
     notification = {
         "events": ["JobFaulted", "JobRecovered"],
@@ -215,7 +180,7 @@ def test_the_collections_page_shows_their_notifications(
     }
     body = {"properties": {"sku": {"name": "Standard"}, "notifications": [notification]}}
     assert api.put(api.collection(notified), body).status_code == 201
-    api.new_collection(f"jc{uuid.uuid4().hex[:6]}")
+    api.new_collection()
     sign_in(page, server, api.subscription)
     row = page.locator("tr", has=page.locator(f"a:text-is('{notified}')"))
     cell = row.locator(".notifications span")
@@ -249,14 +214,12 @@ def test_a_token_the_api_refuses_later_sends_the_user_back_to_sign_in(
 
 
 def test_the_failures_and_engine_pages_show_a_failing_job(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    api = Api(server)
-    collection = f"jc{uuid.uuid4().hex[:6]}"
-    api.new_collection(collection)
+    collection = api.new_collection()
     api.new_job(collection, "broken", f"{target}/fail", recurrence={"frequency": "Hour"})
     assert api.post(api.job(collection, "broken") + "/run").status_code == 200
     sign_in(page, server, api.subscription)
@@ -304,7 +267,7 @@ def test_the_engine_page_explains_a_key_that_does_not_reach_every_subscription(
 
 
 def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from playwright.sync_api import expect
     from sqlalchemy import select
@@ -313,9 +276,7 @@ def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
     from tests.ui.ui_support import in_database, job_id
 
     page = watched.page
-    api = Api(server)
-    collection = f"jc{uuid.uuid4().hex[:6]}"
-    api.new_collection(collection)
+    collection = api.new_collection()
     secret = {"type": "Basic", "username": "robot", "password": "s3cret-pw"}
     body = {
         "properties": {
@@ -328,9 +289,7 @@ def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
         }
     }
     assert api.put(api.job(collection, "guarded"), body).status_code == 201
-    sign_in(page, server, api.subscription)
-    expect(page.locator("h1")).to_contain_text("Job collections")
-    page.goto(server.url(f"/ui/#/job/rg1/{collection}/guarded"))
+    signed_in_at(page, server, api.subscription, f"#/job/rg1/{collection}/guarded")
     expect(page.locator("#job-definition")).to_contain_text('"username": "robot"')
     expect(page.locator("#job-definition")).not_to_contain_text("s3cret-pw")
     page.click("#job-edit")
@@ -358,14 +317,12 @@ def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
 
 
 def test_editing_an_exponential_job_keeps_its_backoff(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    api = Api(server)
-    collection = f"jc{uuid.uuid4().hex[:6]}"
-    api.new_collection(collection)
+    collection = api.new_collection()
     backoff = {"retryType": "Exponential", "retryInterval": "PT20S", "maxRetryInterval": "PT1H"}
     body = {
         "properties": {
@@ -379,9 +336,7 @@ def test_editing_an_exponential_job_keeps_its_backoff(
         }
     }
     assert api.put(api.job(collection, "backoff"), body).status_code == 201
-    sign_in(page, server, api.subscription)
-    expect(page.locator("h1")).to_contain_text("Job collections")
-    page.goto(server.url(f"/ui/#/job/rg1/{collection}/backoff"))
+    signed_in_at(page, server, api.subscription, f"#/job/rg1/{collection}/backoff")
     page.click("#job-edit")
     expect(page.locator("#retryType")).to_have_value("Exponential")
     expect(page.locator("#maxRetryInterval")).to_have_value("01:00:00")
@@ -398,14 +353,12 @@ def test_editing_an_exponential_job_keeps_its_backoff(
 
 
 def test_a_paused_job_page_shows_until_when_and_why(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    api = Api(server)
-    collection = f"jc{uuid.uuid4().hex[:6]}"
-    api.new_collection(collection)
+    collection = api.new_collection()
     body = {
         "properties": {
             "state": "Disabled",
@@ -415,9 +368,7 @@ def test_a_paused_job_page_shows_until_when_and_why(
         }
     }
     assert api.put(api.job(collection, "paused"), body).status_code == 201
-    sign_in(page, server, api.subscription)
-    expect(page.locator("h1")).to_contain_text("Job collections")
-    page.goto(server.url(f"/ui/#/job/rg1/{collection}/paused"))
+    signed_in_at(page, server, api.subscription, f"#/job/rg1/{collection}/paused")
     summary = page.locator("dl.summary")
     expect(summary).to_contain_text("Paused")
     expect(summary).to_contain_text("2090-01-02 03:04")
@@ -425,14 +376,12 @@ def test_a_paused_job_page_shows_until_when_and_why(
 
 
 def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    api = Api(server)
-    collection = f"jc{uuid.uuid4().hex[:6]}"
-    api.new_collection(collection)
+    collection = api.new_collection()
     calendar = api.collection(collection) + "/calendars/closed"
     assert api.put(calendar, {"properties": {"dates": ["2091-01-01"]}}).status_code == 201
     body = {
@@ -456,9 +405,7 @@ def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
     assert api.put(api.job(collection, "kept"), body).status_code == 201, "created"
     before = api.get(api.job(collection, "kept")).json()["properties"]
 
-    sign_in(page, server, api.subscription)
-    expect(page.locator("h1")).to_contain_text("Job collections")
-    page.goto(server.url(f"/ui/#/job/rg1/{collection}/kept"))
+    signed_in_at(page, server, api.subscription, f"#/job/rg1/{collection}/kept")
     summary = page.locator("dl.summary")
     expect(summary).to_contain_text("Overlap: Skip · Missed: RunAll (catch-up window 02:00:00)")
     expect(page.locator("#job-upcoming #execution-policy")).to_contain_text("Overlap: Skip")
@@ -478,7 +425,7 @@ def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
 
 
 def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from datetime import UTC, datetime, timedelta
 
@@ -487,9 +434,7 @@ def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
     from tests.ui.ui_support import add_history, job_id, update_job
 
     page = watched.page
-    api = Api(server)
-    collection = f"jc{uuid.uuid4().hex[:6]}"
-    api.new_collection(collection)
+    collection = api.new_collection()
     api.new_job(
         collection,
         "serial",
@@ -523,9 +468,7 @@ def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
         ],
     )
 
-    sign_in(page, server, api.subscription)
-    expect(page.locator("h1")).to_contain_text("Job collections")
-    page.goto(server.url(f"/ui/#/job/rg1/{collection}/serial"))
+    signed_in_at(page, server, api.subscription, f"#/job/rg1/{collection}/serial")
     expect(page.locator("#job-history .history-row")).to_have_count(2)
     badge = page.locator("#job-history .badge-skipped")
     expect(badge).to_have_text("Skipped")
@@ -550,12 +493,11 @@ def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
 
 
 def test_a_paused_collection_shows_until_when_and_why(
-    watched: Watched, server: ServerProcess
+    watched: Watched, server: ServerProcess, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    api = Api(server)
     collection = f"jc{uuid.uuid4().hex[:6]}"
     body = {
         "location": "West US",
@@ -578,14 +520,12 @@ def test_a_paused_collection_shows_until_when_and_why(
 
 
 def test_a_collection_page_lists_its_calendars_and_a_calendar_page_shows_one(
-    watched: Watched, server: ServerProcess, target: str
+    watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
     from playwright.sync_api import expect
 
     page = watched.page
-    api = Api(server)
-    collection = f"jc{uuid.uuid4().hex[:6]}"
-    api.new_collection(collection)
+    collection = api.new_collection()
     calendars = api.collection(collection) + "/calendars/"
     business = {
         "weekends": True,
@@ -612,9 +552,7 @@ def test_a_collection_page_lists_its_calendars_and_a_calendar_page_shows_one(
         }
         assert api.put(api.job(collection, job), body).status_code == 201
 
-    sign_in(page, server, api.subscription)
-    expect(page.locator("h1")).to_contain_text("Job collections")
-    page.goto(server.url(f"/ui/#/jobs/rg1/{collection}"))
+    signed_in_at(page, server, api.subscription, f"#/jobs/rg1/{collection}")
     rows = page.locator("#calendars tbody tr")
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text("Business")

@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.server_process import ServerProcess, running_server
-from tests.ui.ui_support import Api, add_history, http_target, job_id, launched_chromium
+from tests.server_process import ServerProcess
+from tests.ui.ui_support import Api, add_history, fill_sign_in, job_id
 
 SHOTS = os.environ.get("HORARIUM_UI_SCREENSHOTS")
-SIZE = {"width": 1280, "height": 800}
 
 
 def _history(now: datetime, minutes: int, failing_every: int) -> list[dict[str, Any]]:
@@ -102,20 +98,11 @@ def _demo(server: ServerProcess, target: str) -> Api:
     return api
 
 
-@pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    with http_target() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with running_server(tmp_path_factory.mktemp("dashboard-shots"), engine=True) as process:
-        yield process
+# `server` (its own, with only `contoso`), `target` and `page`: tests/ui/conftest.py.
 
 
 def test_every_main_page_renders_and_is_photographed(
-    server: ServerProcess, target: str, tmp_path: Path
+    server: ServerProcess, target: str, page: Any, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect
 
@@ -123,56 +110,51 @@ def test_every_main_page_renders_and_is_photographed(
     out.mkdir(parents=True, exist_ok=True)
     api = _demo(server, target)
     problems: list[str] = []
-    with launched_chromium() as browser:
-        page = browser.new_page(viewport=SIZE)
-        page.on("pageerror", lambda e: problems.append(str(e)))
-        expect.set_options(timeout=60_000)
+    page.on("pageerror", lambda e: problems.append(str(e)))
 
-        def shot(name: str) -> None:
-            page.wait_for_timeout(300)  # let the last redraw land
-            page.screenshot(path=str(out / f"{name}.png"))
+    def shot(name: str) -> None:
+        page.wait_for_timeout(300)  # let the last redraw land
+        page.screenshot(path=str(out / f"{name}.png"))
 
-        page.goto(server.url("/ui/"))
-        page.fill("#signin-subscription", api.subscription)
-        page.fill("#signin-token", str(server.token))
-        shot("signin")
-        page.click("form.signin button[type=submit]")
-        expect(page.locator("td .quota").first).to_contain_text("of")
-        expect(page.locator(".quota")).not_to_contain_text(["…", "…", "…"])
-        shot("collections")
+    fill_sign_in(page, server, api.subscription)
+    shot("signin")
+    page.click("form.signin button[type=submit]")
+    expect(page.locator("td .quota").first).to_contain_text("of")
+    expect(page.locator(".quota")).not_to_contain_text(["…", "…", "…"])
+    shot("collections")
 
-        page.goto(server.url("/ui/#/jobs/ops/nightly"))
-        expect(page.locator("#jobs-list tbody tr")).to_have_count(8)
-        expect(page.locator("#jobs-list tbody")).not_to_contain_text("…")
-        expect(page.locator("#calendars")).to_contain_text("No exclusion calendars")
-        shot("jobs")
+    page.goto(server.url("/ui/#/jobs/ops/nightly"))
+    expect(page.locator("#jobs-list tbody tr")).to_have_count(8)
+    expect(page.locator("#jobs-list tbody")).not_to_contain_text("…")
+    expect(page.locator("#calendars")).to_contain_text("No exclusion calendars")
+    shot("jobs")
 
-        page.goto(server.url("/ui/#/job/ops/nightly/heartbeat"))
-        expect(page.locator("#job-chart svg.chart")).to_have_count(2)
-        expect(page.locator("#job-upcoming tbody tr")).to_have_count(20)
-        shot("job")
+    page.goto(server.url("/ui/#/job/ops/nightly/heartbeat"))
+    expect(page.locator("#job-chart svg.chart")).to_have_count(2)
+    expect(page.locator("#job-upcoming tbody tr")).to_have_count(20)
+    shot("job")
 
-        page.goto(server.url("/ui/#/new/ops/nightly"))
-        page.fill("#job-name", "nightly-report")
-        page.fill("#uri", "https://reports.example.com/run")
-        page.select_option("#method", "POST")
-        page.fill("#startTime", "2027-03-26T00:00:00")
-        page.select_option("#frequency", "Day")
-        page.fill("#hours", "2")
-        page.fill("#minutes", "30")
-        page.fill("#timeZone", "Europe/Berlin")
-        expect(page.locator("#preview-list .dst")).to_have_count(1)
-        page.locator("#field-frequency").scroll_into_view_if_needed()
-        page.evaluate("window.scrollTo(0, 260)")
-        shot("form")
+    page.goto(server.url("/ui/#/new/ops/nightly"))
+    page.fill("#job-name", "nightly-report")
+    page.fill("#uri", "https://reports.example.com/run")
+    page.select_option("#method", "POST")
+    page.fill("#startTime", "2027-03-26T00:00:00")
+    page.select_option("#frequency", "Day")
+    page.fill("#hours", "2")
+    page.fill("#minutes", "30")
+    page.fill("#timeZone", "Europe/Berlin")
+    expect(page.locator("#preview-list .dst")).to_have_count(1)
+    page.locator("#field-frequency").scroll_into_view_if_needed()
+    page.evaluate("window.scrollTo(0, 260)")
+    shot("form")
 
-        page.goto(server.url("/ui/#/failures"))
-        expect(page.locator("#failures tbody tr").first).to_contain_text("sync-orders")
-        shot("failures")
+    page.goto(server.url("/ui/#/failures"))
+    expect(page.locator("#failures tbody tr").first).to_contain_text("sync-orders")
+    shot("failures")
 
-        page.goto(server.url("/ui/#/engine"))
-        expect(page.locator("#engine code").first).to_be_visible()  # a process holds work
-        shot("engine")
+    page.goto(server.url("/ui/#/engine"))
+    expect(page.locator("#engine code").first).to_be_visible()  # a process holds work
+    shot("engine")
     assert not problems, problems
     for name in ("signin", "collections", "jobs", "job", "form", "failures", "engine"):
         assert (out / f"{name}.png").stat().st_size > 10_000, name

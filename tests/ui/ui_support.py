@@ -1,6 +1,7 @@
 """Helpers of the dashboard tests: a local HTTP target for jobs, a small API client, history
 and lease rows written the way the engine writes them, and the system's Chromium driven by
-Playwright (never a browser Playwright downloads)."""
+Playwright (never a browser Playwright downloads), shared by the tests of a session
+(`SharedChromium`, tests/ui/conftest.py), with the dashboard's sign-in."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from tests.server_process import ServerProcess
 from tests.support import IN_CI, free_port
 
 API_VERSION = {"api-version": "2016-03-01"}
+VIEWPORT = {"width": 1280, "height": 800}
+WAIT_MS = 60_000  # the longest a browser step may take (a run goes through the scheduler)
 
 # Chromium talks to nothing but loopback: every other address goes to a dead proxy on
 # 127.0.0.1:9 (loopback bypasses proxies), host names do not resolve, background services off.
@@ -65,6 +68,65 @@ def launched_chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+class SharedChromium:
+    """One Chromium for a whole test session, lent to one test at a time (`page`)."""
+
+    # Playwright's sync API marks its event loop as running on this thread between its calls,
+    # which would stop every later asyncio test of the session (pytest-asyncio, asyncio.run):
+    # the mark stands only while a test holds a page.
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.loop = asyncio.get_running_loop()  # Playwright's loop, marked by launched_chromium
+        asyncio._set_running_loop(None)
+
+    @contextmanager
+    def page(self) -> Iterator[Any]:
+        """A page in a browser context of its own (no cookies or storage from other tests)."""
+        from playwright.sync_api import expect
+
+        asyncio._set_running_loop(self.loop)
+        try:
+            expect.set_options(timeout=WAIT_MS)
+            context = self.browser.new_context(viewport=VIEWPORT)
+            try:
+                page = context.new_page()
+                page.set_default_timeout(WAIT_MS)
+                yield page
+            finally:
+                context.close()
+        finally:
+            asyncio._set_running_loop(None)
+
+    def close(self) -> None:
+        """Give Playwright its loop back, so that launched_chromium can close the browser."""
+        asyncio._set_running_loop(self.loop)
+
+
+def fill_sign_in(
+    page: Any, server: ServerProcess, subscription: str, token: str | None = None
+) -> None:
+    """The dashboard's sign-in form on `server`, filled in (the admin's token by default)."""
+    page.goto(server.url("/ui/"))
+    page.fill("#signin-subscription", subscription)
+    page.fill("#signin-token", token or str(server.token))
+
+
+def sign_in(page: Any, server: ServerProcess, subscription: str, token: str | None = None) -> None:
+    """Sign in to the dashboard of `server` (the admin's token by default)."""
+    fill_sign_in(page, server, subscription, token)
+    page.click("form.signin button[type=submit]")
+
+
+def signed_in_at(page: Any, server: ServerProcess, subscription: str, route: str) -> None:
+    """Sign in as the admin, wait for the collections page, then open `route` (`#/…`)."""
+    from playwright.sync_api import expect
+
+    sign_in(page, server, subscription)
+    expect(page.locator("h1")).to_contain_text("Job collections")
+    page.goto(server.url(f"/ui/{route}"))
 
 
 class Target(http.server.BaseHTTPRequestHandler):
@@ -133,10 +195,15 @@ class Api:
     def post(self, path: str) -> httpx.Response:
         return self.http.post(path, params=API_VERSION)
 
-    def new_collection(self, name: str, sku: str = "Standard", group: str = "rg1") -> None:
+    def new_collection(
+        self, name: str | None = None, sku: str = "Standard", group: str = "rg1"
+    ) -> str:
+        """Create a collection (a fresh name by default); returns its name."""
+        name = name or f"jc{uuid.uuid4().hex[:6]}"
         body = {"location": "West US", "properties": {"sku": {"name": sku}}}
         response = self.put(self.collection(name, group), body)
         assert response.status_code in (200, 201), response.text
+        return name
 
     def new_job(self, collection: str, name: str, uri: str, **properties: Any) -> None:
         body = {
