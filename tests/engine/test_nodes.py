@@ -29,6 +29,11 @@ def keeper(runs: Runs, clock: FakeClock, woken: list[int] | None = None) -> Node
     )
 
 
+async def beats(db: AsyncEngine) -> dict[str, Any]:
+    async with db.connect() as conn:
+        return dict((await conn.execute(select(nodes.c.id, nodes.c.last_beat))).all())
+
+
 async def node_ids(db: AsyncEngine) -> list[str]:
     async with db.connect() as conn:
         return sorted((await conn.execute(select(nodes.c.id))).scalars())
@@ -100,3 +105,45 @@ async def test_a_stopped_scheduler_removes_its_node_row(
     scheduler.start()
     await scheduler.stop()
     assert await node_ids(db) == []
+
+
+async def test_a_node_back_from_an_outage_beats_before_it_claims_so_its_claims_stand(
+    db: AsyncEngine, store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any
+) -> None:
+    """After a cut longer than the node timeout, whichever node reaches the database first takes
+    the other for gone; a claim made before beating again would be taken over a moment later and
+    run twice. `ensure_fresh` (awaited before every claim) beats first."""
+    job = await store.add("due", {"action": http(sink.to("/due"))})
+    decider = make_scheduler().decider
+    back = Runs(db, "back:5:dddddddd")
+    other = Runs(db, "other:6:eeeeeeee")
+    returning = keeper(back, clock)
+    await returning.once()
+    await keeper(other, clock).once()
+    before = await beats(db)
+
+    clock.advance(seconds=5)  # a beat this young is fresh enough: no extra beat
+    await returning.ensure_fresh()
+    assert await beats(db) == before
+
+    clock.advance(seconds=25)  # the database was away: 30 s without a beat
+    await returning.ensure_fresh()
+    assert (await beats(db))["back:5:dddddddd"] == clock.now()
+    claimed = await back.claim(clock.now(), 10, LEASE, decider.at(clock.now()))
+    assert [c.job.id for c in claimed] == [job]
+    await keeper(other, clock).once()  # the other node comes back a moment later
+    assert (await store.job(job)).lease_owner == "back:5:dddddddd"  # not taken over
+    assert await node_ids(db) == ["back:5:dddddddd", "other:6:eeeeeeee"]
+    await back.close()
+    await other.close()
+
+
+async def test_a_started_scheduler_beats_before_its_first_claim(
+    db: AsyncEngine, clock: FakeClock, actions: Actions
+) -> None:
+    scheduler = Scheduler(db, engine_settings(), actions, clock=clock, owner="here:4:ffffffff")
+    scheduler.start()
+    try:
+        assert scheduler.dispatcher.before_claim == scheduler.node.ensure_fresh
+    finally:
+        await scheduler.stop()

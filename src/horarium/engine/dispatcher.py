@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from horarium.actions.base import ActionRunner
@@ -83,6 +84,9 @@ class Dispatcher:
         self._stopping = False
         self._loop_task: asyncio.Task[None] | None = None
         self._renew_task: asyncio.Task[None] | None = None
+        # Awaited before each claim (the node's heartbeat: `NodeKeeper.ensure_fresh`); None: no
+        # condition, as when `drain` runs what is due without a heartbeat.
+        self.before_claim: Callable[[], Awaitable[None]] | None = None
         metrics.count_in_flight(self)
 
     @property
@@ -266,6 +270,8 @@ class Dispatcher:
             if want <= 0:
                 self._full = True
                 break
+            if self.before_claim is not None:
+                await self.before_claim()
             now = self._clock.now()
             began = metrics.clock()
             claimed = await self._runs.claim(

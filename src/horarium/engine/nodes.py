@@ -7,6 +7,11 @@ so that the cluster runs their executions again within seconds instead of when t
 out (on any host; the pid rule of `owners.is_gone` covers only this one). The leases remain the
 backstop: a node cut off from the database and unable to beat still holds its leases until they
 expire, and anything it records after being taken over is refused (its leases moved on).
+
+A node claims only while its last beat is younger than half the node timeout (`ensure_fresh`,
+which the dispatcher awaits before each claim, beats first when it is older): so a node coming
+back from a database outage longer than the timeout does not claim executions that another node,
+taking it for gone a moment later, would run again.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 
 from horarium.engine.clock import Clock
@@ -43,6 +48,8 @@ class NodeKeeper:
         self._on_takeover = on_takeover
         self._task: asyncio.Task[None] | None = None
         self._beaten = False
+        self._last_beat: datetime | None = None  # this clock's time of the last beat written
+        self._beating = asyncio.Lock()  # the heartbeat task and `ensure_fresh` beat in turn
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._beat_forever(), name="horarium-heartbeat")
@@ -55,10 +62,21 @@ class NodeKeeper:
         except Exception:
             log.exception("could not remove this node's row; the others will once it is stale")
 
+    async def ensure_fresh(self) -> None:
+        """Beat now unless the last beat is younger than half the node timeout (see above)."""
+        last = self._last_beat
+        if last is None or self._clock.now() - last >= self._timeout / 2:
+            await self.once()
+
     async def once(self) -> None:
         """One beat, and one look for nodes that are gone."""
+        async with self._beating:
+            await self._beat_and_take_over()
+
+    async def _beat_and_take_over(self) -> None:
         now = self._clock.now()
         found = await self._nodes.beat(now)
+        self._last_beat = now
         if not found and self._beaten:
             log.warning(
                 "this node's heartbeat had stopped for more than %g s: the other nodes took its"

@@ -66,6 +66,7 @@ class Scheduler:
         self._notifications: asyncio.Task[None] | None = None
 
     def start(self) -> None:
+        self.dispatcher.before_claim = self.node.ensure_fresh
         self.node.start()
         self.wakeups.start()
         self.dispatcher.start()
