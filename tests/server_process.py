@@ -109,17 +109,19 @@ class ServerProcess:
                 self.command(), stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir
             )
         deadline = time.monotonic() + STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"horarium serve exited early:\n{self.log()}")
-            try:
-                probe = httpx.get(self.url("/openapi.json"), timeout=2, verify=self.verify)
-                if probe.status_code == 200:
-                    self._read_token()
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
+        # One client for every probe: a new one per probe loads the CA bundle each time, which
+        # cost the suite more CPU than the servers' own start-ups.
+        with httpx.Client(timeout=2, verify=self.verify) as probes:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"horarium serve exited early:\n{self.log()}")
+                try:
+                    if probes.get(self.url("/healthz")).status_code == 200:
+                        self._read_token()
+                        return
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"horarium serve did not answer in {STARTUP_SECONDS} s:\n{self.log()}")
 
