@@ -29,7 +29,7 @@ import asyncpg
 import httpx
 
 from tests.engine.live_servers import Recorder
-from tests.server_process import ServerProcess, running_server
+from tests.server_process import LOOPBACK_ONLY, ServerProcess, running_server
 from tests.support import fresh_pg_database
 
 API = {"api-version": "2016-03-01"}
@@ -42,8 +42,9 @@ TAG = "x-ms-execution-tag"
 def start_worker(
     database: str, log: Path, key_file: Path, args: Sequence[str] = ()
 ) -> subprocess.Popen[bytes]:
-    """A worker on the database with the API process's secret key; its output goes to `log`
-    (appended, so a restarted worker adds to it)."""
+    """A worker on the database with the API process's secret key, its actions allowed only to
+    loopback (as the test servers'); its output goes to `log` (appended, so a restarted worker
+    adds to it)."""
     with log.open("ab") as out:
         return subprocess.Popen(
             [
@@ -59,7 +60,7 @@ def start_worker(
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **LOOPBACK_ONLY},
         )
 
 
