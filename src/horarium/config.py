@@ -124,6 +124,12 @@ class Settings:
     public_url: str | None = option(
         None, "The URL callers reach the API at; nextLink is built from it.", api=True
     )
+    forwarded_allow_ips: tuple[str, ...] = option(
+        (),
+        "Addresses of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are"
+        " trusted ('*': any); by default no one's.",
+        api=True,
+    )
     oidc_issuer: str | None = option(
         None, "Also accept JWTs from this OpenID Connect issuer (its URL).", api=True
     )

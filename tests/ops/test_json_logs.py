@@ -53,6 +53,8 @@ def test_every_line_is_one_json_object_with_ts_level_logger_and_event(
         assert line["ts"].endswith("Z") and line["level"] in {"debug", "info", "warning", "error"}
     listening = [e for e in lines if e["event"] == "server.listening"]
     assert len(listening) == 1 and listening[0]["url"] == server.base_url
+    assert listening[0]["dashboard"] == f"{server.base_url}/ui/"
+    assert listening[0]["admin_token"] == str((server.data_dir / "admin-token").resolve())
 
 
 def test_a_failing_execution_logs_one_event_with_its_fields(

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 
+from horarium.store.core.secret_keys import encode, new_key
 from tests.security.key_tools import API_VERSION, collection_path, key_rows, keys_cli
 from tests.server_process import ServerProcess
+from tests.support import free_port
 
 
 def test_create_prints_the_token_and_nothing_else(server: ServerProcess) -> None:
@@ -103,3 +108,29 @@ def test_keys_take_the_database_options_of_serve_and_no_others() -> None:
         assert "--database" in text and "HORARIUM_DATABASE" in text, command
         assert "--data-dir" in text and "HORARIUM_DATA_DIR" in text, command
         assert "--host" not in text and "--lease-seconds" not in text, command
+
+
+@pytest.mark.parametrize("command", [["keys", "list"], ["secrets", "rotate", "--new-key-file"]])
+def test_a_database_that_cannot_be_reached_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    """`keys` and `secrets rotate` tell an unreachable database as `serve` does: one line, exit
+    code 2, no traceback (nothing listens on the port)."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    (data / "secret.key").write_text(encode(new_key()) + "\n")
+    (data / "secret.key").chmod(0o600)
+    if command[-1] == "--new-key-file":
+        command = [*command, str(tmp_path / "new.key")]
+    database = f"postgresql://postgres@127.0.0.1:{free_port()}/nothing"
+    arguments = [*command, "--data-dir", str(data), "--database", database]
+    done = subprocess.run(
+        [sys.executable, "-m", "horarium.cli", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    # (`secrets rotate` first says it made the new key file)
+    [line] = [x for x in done.stderr.splitlines() if not x.startswith("horarium: created")]
+    assert line.startswith("Error: cannot reach PostgreSQL at 127.0.0.1:"), line

@@ -67,6 +67,8 @@ def test_dashboard_files_need_no_token_and_forbid_inline_and_foreign_scripts(
             assert asset.startswith("/"), asset  # nothing from another origin
             assert http.get(asset).status_code == 200, asset
         assert http.get("/ui", follow_redirects=False).headers["location"] == "/ui/"
+        root = http.get("/", follow_redirects=False)  # a browser pointed at the service
+        assert root.status_code == 307 and root.headers["location"] == "/ui/"
         # Paths the package does not ship are not public, and the data needs a token.
         assert http.get("/ui/js/not-shipped.js").status_code == 401
         assert http.get(_failures(_subscription())).status_code == 401

@@ -219,3 +219,51 @@ def _render_a_stored_surrogate(server: ServerProcess, api: Api) -> None:
     assert b'"x":"\\ud800"' in response.content
     assert response.json()["tags"] == {"x": "\ud800"}
     assert _listed(api) == ["old"]
+
+
+# A name part of the URL with a trailing newline or a control character inside: (where, field).
+BAD_NAMES = [
+    ("/subscriptions/{sub}%0A/resourceGroups/rg1{rest}", "subscriptionId"),
+    ("/subscriptions/{sub}/resourceGroups/rg1%0A{rest}", "resourceGroupName"),
+    ("/subscriptions/{sub}/resourceGroups/rg%091{rest}", "resourceGroupName"),
+    ("{collection}%0A", "jobCollectionName"),
+    ("{collection}/jobs/job1%0A", "jobName"),
+    ("{collection}/jobs/jo%0Db1", "jobName"),
+    ("{collection}/jobs/job1%00", "jobName"),
+]
+
+
+@pytest.mark.parametrize(("where", "field"), BAD_NAMES)
+def test_a_name_ending_in_a_newline_or_holding_a_control_character_is_refused(
+    api: Api, where: str, field: str
+) -> None:
+    """Every name must match its rule as a whole: `…/jobs/job1%0A` is not `job1`."""
+    collection = api.new_collection()
+    rest = f"/providers/Microsoft.Scheduler/jobCollections/{collection}"
+    path = where.format(sub=api.subscription, rest=rest, collection=api.collection(collection))
+    body = http_job() if "/jobs/" in path else {"location": "West US", "properties": {}}
+    response = api.http.put(path, params={"api-version": "2016-03-01"}, json=body)
+    assert response.status_code == 400, response.text
+    error = error_of(response)
+    assert error["code"] == "InvalidResourceName" and error["message"].startswith(field), error
+    assert _listed(api) == [collection]
+    jobs = api.get(f"{api.collection(collection)}/jobs")
+    assert jobs.status_code == 200 and jobs.json()["value"] == [], jobs.text
+
+
+@pytest.mark.parametrize(
+    ("request_part", "where"),
+    [
+        ({"method": "GET\n"}, "properties.action.request.method"),
+        ({"headers": {"X-Api-Key\n": "v"}}, "properties.action.request.headers"),
+    ],
+)
+def test_a_method_or_header_name_ending_in_a_newline_is_refused(
+    api: Api, request_part: dict[str, object], where: str
+) -> None:
+    collection = api.new_collection()
+    job = http_job()
+    job["properties"]["action"]["request"].update(request_part)
+    response = api.put(api.job(collection, "job1"), job)
+    assert response.status_code == 400, response.text
+    assert where in error_of(response)["message"], response.text

@@ -35,6 +35,9 @@ class ActionResult:
     # History message in the live service's form, e.g.
     # "Http Action - Response from host 'example.com': 'OK' Response Headers: … Body: …"
     message: str
+    # Where the message's response body starts, when it ends with one: the runner masks the
+    # secrets first, then cuts the body to its length (`http_history.BODY_CHARS`).
+    body_from: int | None = None
 
 
 class ActionRunner(Protocol):

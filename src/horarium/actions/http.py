@@ -45,7 +45,8 @@ from horarium.actions.outbound import OutboundRefused
 from horarium.actions.tls import ClientCertificates
 from horarium.model.actions import FRAMING_RULE, is_framing_header
 
-READ_LIMIT = BODY_CHARS * 4  # bytes: enough for 1024 characters of UTF-8
+# Bytes of a response read: 1024 characters of UTF-8 and room for the secrets masked in them.
+READ_LIMIT = BODY_CHARS * 4 + 12 * 1024
 DEFAULT_CONTENT_TYPE = "text/plain; charset=utf-8"  # what .NET's StringContent sends
 MAX_REDIRECTS = 10
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -178,8 +179,8 @@ class HttpActions:
             body_text = raw.decode(charset, errors="replace")
         except LookupError:
             body_text = raw.decode("utf-8", errors="replace")
-        message = response_message(host, status, response_headers, body_text)
-        return ActionResult(200 <= status < 300, message)
+        message, body_from = response_message(host, status, response_headers, body_text)
+        return ActionResult(200 <= status < 300, message, body_from)
 
     async def _authenticate(
         self, auth: Mapping[str, Any], headers: CIMultiDict[str]

@@ -5,13 +5,16 @@ Recorded on the live service (JobHistoryList session record, 2016):
 Body: <first 1024 characters>``. The status is .NET's HttpStatusCode name; the headers are the
 response headers without the content headers (as .NET's HttpResponseMessage.Headers lists them),
 one ``Name: value`` line each, repeated values joined by ", "; the body is cut at 1024
-characters (2 KB of UTF-16, the documented cap), without a marker.
+characters (2 KB of UTF-16, the documented cap), without a marker — after the secrets in it
+are masked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from http import HTTPStatus
+
+from horarium.actions.redact import redact
 
 BODY_CHARS = 1024
 
@@ -54,11 +57,26 @@ def header_lines(headers: Iterable[tuple[str, str]]) -> str:
     return "".join(f"{name}: {', '.join(values)}\r\n" for name, values in merged.values())
 
 
-def response_message(host: str, status: int, headers: Iterable[tuple[str, str]], body: str) -> str:
-    return (
+def response_message(
+    host: str, status: int, headers: Iterable[tuple[str, str]], body: str
+) -> tuple[str, int]:
+    """The message with the whole `body`, and where the body starts: it is cut to BODY_CHARS
+    once the secrets are masked (`cut_body`), so that a cut never leaves part of one."""
+    head = (
         f"Http Action - Response from host '{host}': '{status_name(status)}' "
-        f"Response Headers: {header_lines(headers)} Body: {body[:BODY_CHARS]}"
+        f"Response Headers: {header_lines(headers)} Body: "
     )
+    return head + body, len(head)
+
+
+def cut_body(body: str, secrets: Iterable[str]) -> str:
+    """`body` (which the read limit may have cut) with the secrets masked, then cut to
+    BODY_CHARS; what a cut leaves of a secret at the end is masked too."""
+    secrets = list(secrets)
+    masked = redact(body, secrets, cut=True)
+    if len(masked) <= BODY_CHARS:
+        return masked
+    return redact(masked[:BODY_CHARS], secrets, cut=True)
 
 
 def failure_message(host: str, reason: str) -> str:

@@ -27,6 +27,7 @@ from horarium.actions.amqp import AmqpSender
 from horarium.actions.base import ActionResult, ExecutionContext
 from horarium.actions.fields import ActionInputError, lookup
 from horarium.actions.http import HttpActions
+from horarium.actions.http_history import cut_body
 from horarium.actions.oauth import TokenCache
 from horarium.actions.outbound import OutboundPolicy
 from horarium.actions.redact import redact
@@ -108,10 +109,7 @@ class Actions:
             trace = "".join(traceback.format_exception(exc))
             log.error("%s failed unexpectedly: %s", label, redact(trace, self._secrets(action)))
             result = ActionResult(False, f"{label} - unexpected error: {type(exc).__name__}: {exc}")
-        secrets = self._secrets(action)
-        if not secrets:  # the common case: nothing to mask
-            return result
-        return ActionResult(result.succeeded, redact(result.message, secrets))
+        return _masked(result, self._secrets(action))
 
     def _secrets(self, action: Mapping[str, Any]) -> list[str]:
         """What no message may show: the action's secrets and the bearer tokens obtained for it."""
@@ -138,3 +136,13 @@ class Actions:
             "'action.type' must be one of Http, Https, StorageQueue, ServiceBusQueue, "
             "ServiceBusTopic"
         )
+
+
+def _masked(result: ActionResult, secrets: list[str]) -> ActionResult:
+    """`result` with every secret masked, and a response body cut after the masking."""
+    if result.body_from is None:
+        if not secrets:  # the common case: nothing to mask
+            return result
+        return ActionResult(result.succeeded, redact(result.message, secrets))
+    head, body = result.message[: result.body_from], result.message[result.body_from :]
+    return ActionResult(result.succeeded, redact(head, secrets) + cut_body(body, secrets))

@@ -21,7 +21,7 @@ from horarium.store.resources import api_keys as rows
 from horarium.store.resources.api_keys import ApiKeyRecord
 
 TOKEN_PREFIX = "hrm_"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 NAME_RULE = "1 to 100 letters, digits, '-', '_' and '.', starting with a letter or digit"
 
 
@@ -50,7 +50,7 @@ def is_api_key(token: str) -> bool:
 
 
 def check_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ApiKeyError(f"name: {name!r} is not valid ({NAME_RULE})")
     return name
 

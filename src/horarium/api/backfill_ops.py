@@ -1,6 +1,7 @@
 """Beyond Azure: `POST …/jobs/{job}/backfill` runs a job's executions whose times fall in
 [from, to) — past ones, typically — each with its own expected time and the execution tag of
-its occurrence, queued as `job_executions` rows of kind `backfill` (`docs/engine.md`)."""
+its occurrence, queued as `job_executions` rows of kind `backfill` (`docs/engine.md`). One call
+queues at most MAX_BACKFILL, and a job has at most MAX_BACKFILL not finished (409)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,14 @@ async def backfill(
             f" [{datetimes.format_instant(start)}, {datetimes.format_instant(end)});"
             f" a backfill runs at most {MAX_BACKFILL}: ask for a shorter range",
             code="BackfillTooLarge",
+        )
+    pending = await run_requests.backfills_pending(conn, job.id)
+    if pending + len(found) > MAX_BACKFILL:
+        raise Conflict(
+            f"Job '{job.name}' has {pending} backfill executions that have not finished; with"
+            f" the {len(found)} asked for it would have more than {MAX_BACKFILL}, the most one"
+            " job may have pending: wait for them to run, or ask for a shorter range.",
+            code="BackfillPendingLimit",
         )
     await run_requests.request_backfill(conn, job.id, job.version, job.schedule_set_at, found, now)
     return {

@@ -5,7 +5,6 @@ Keys live in the database (every process serving it sees them at once), as SHA-2
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -13,6 +12,7 @@ from typing import Any, TypeVar
 import click
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.cli.database import run_on
 from horarium.cli.options import OneLineError, settings_from, settings_options
 from horarium.config import Settings
 
@@ -34,7 +34,7 @@ def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaita
         finally:
             await engine.dispose()
 
-    return asyncio.run(run())
+    return run_on(settings.database_url, run)
 
 
 @click.group()

@@ -8,12 +8,12 @@ procedure that keeps running services working: docs/security.md.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from horarium.cli.database import run_on
 from horarium.cli.options import settings_from, settings_options
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def rotate(new_key_file: Path, **values: Any) -> None:
     except OSError as exc:
         fail(f"{new_key_file}: {exc.strerror or exc}")
     keyring = Keyring([*new.keys, *current.keys])
-    report = asyncio.run(_rotate(settings.database_url, keyring))
+    report = run_on(settings.database_url, lambda: _rotate(settings.database_url, keyring))
     notice(
         f"sealed the secrets of {report.resealed} jobs again under key id {keyring.sealing_id}"
         f" ({report.current} already were; {report.sealed} were in clear), and the notification"

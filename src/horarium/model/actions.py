@@ -113,11 +113,11 @@ PAYLOAD = {
     "ServiceBusTopic": "serviceBusTopicMessage",
 }
 
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_STORAGE_ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
-_STORAGE_QUEUE = re.compile(r"^(?=.{3,63}$)[a-z0-9](?:[a-z0-9]|-(?!-))*[a-z0-9]$")
-_NAMESPACE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$")
-_ENTITY_PATH = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?$")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_STORAGE_ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
+_STORAGE_QUEUE = re.compile(r"(?=.{3,63}\Z)[a-z0-9](?:[a-z0-9]|-(?!-))*[a-z0-9]")
+_NAMESPACE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?")
+_ENTITY_PATH = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?")
 # C0 controls other than horizontal tab, and DEL: never in a header value.
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 # Headers that frame the request or concern one connection: the client sets them, a job may not.
@@ -231,7 +231,7 @@ def _parse_request(raw: Any, path: str) -> dict[str, Any]:
         raise BadRequest(f"{path}.uri: must be an absolute http:// or https:// URI")
     method = text(request, "method", path, required=True, max_len=32)
     assert method is not None
-    if not _TOKEN.match(method):
+    if not _TOKEN.fullmatch(method):
         raise BadRequest(f"{path}.method: {method!r} is not an HTTP method name")
     out: dict[str, Any] = {"uri": uri, "method": method}
     headers = string_map(request, "headers", path)
@@ -252,7 +252,7 @@ def _check_headers(headers: dict[str, str], path: str) -> None:
         raise BadRequest(f"{path}: at most {MAX_HEADERS} headers ({len(headers)} given)")
     total = 0
     for name, value in headers.items():
-        if not _TOKEN.match(name):
+        if not _TOKEN.fullmatch(name):
             raise BadRequest(f"{path}: {name!r} is not a valid header name")
         if is_framing_header(name):
             raise BadRequest(f"{path}.{name}: {FRAMING_RULE}")
@@ -341,12 +341,12 @@ def _parse_storage_queue(raw: Any, path: str) -> dict[str, Any]:
         raise _live_required("QueueMessage", kind, path, "required for StorageQueue actions")
     message = obj(raw, path)
     account = message.get("storageAccount")
-    if not (isinstance(account, str) and _STORAGE_ACCOUNT.match(account)):
+    if not (isinstance(account, str) and _STORAGE_ACCOUNT.fullmatch(account)):
         raise _live_required(
             "StorageAccount", kind, f"{path}.storageAccount", "3 to 24 lowercase letters and digits"
         )
     queue = message.get("queueName")
-    if not (isinstance(queue, str) and _STORAGE_QUEUE.match(queue)):
+    if not (isinstance(queue, str) and _STORAGE_QUEUE.fullmatch(queue)):
         raise _live_required(
             "QueueName",
             kind,
@@ -371,13 +371,13 @@ def _parse_service_bus(raw: Any, path: str, action_type: str) -> dict[str, Any]:
         raise _live_required(payload, kind, path, f"required for {action_type} actions")
     message = obj(raw, path)
     namespace = message.get("namespace")
-    if not (isinstance(namespace, str) and _NAMESPACE.match(namespace)):
+    if not (isinstance(namespace, str) and _NAMESPACE.fullmatch(namespace)):
         raise _live_required(
             "Namespace", kind, f"{path}.namespace", "letters, digits and dashes, at most 50"
         )
     entity_key = "topicPath" if topic else "queueName"
     entity = message.get(entity_key)
-    if not (isinstance(entity, str) and _ENTITY_PATH.match(entity)):
+    if not (isinstance(entity, str) and _ENTITY_PATH.fullmatch(entity)):
         raise _live_required(
             "TopicPath" if topic else "QueueName",
             kind,

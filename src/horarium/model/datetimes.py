@@ -24,7 +24,7 @@ def parse(value: Any, path: str) -> datetime:
     microsecond are rounded (`16.9049999999999999` -> `16.905`), as .NET rounds to ticks."""
     if not isinstance(value, str):
         raise BadRequest(f"{path}: must be an ISO 8601 date-time string")
-    m = _DATETIME.match(value.strip())
+    m = _DATETIME.fullmatch(value.strip())
     if not m:
         raise BadRequest(f"{path}: {value!r} is not an ISO 8601 date-time")
     try:

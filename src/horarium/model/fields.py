@@ -9,7 +9,7 @@ from typing import Any
 
 from horarium.model.errors import BadRequest
 
-_DIGITS = re.compile(r"^-?\d{1,18}$")
+_DIGITS = re.compile(r"-?\d{1,18}")
 
 
 def _join(path: str, name: str) -> str:
@@ -65,7 +65,7 @@ def integer(
         raise BadRequest(f"{where}: must be an integer")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    elif isinstance(value, str) and _DIGITS.match(value.strip()):
+    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
         value = int(value.strip())
     if not isinstance(value, int):
         raise BadRequest(f"{where}: must be an integer")

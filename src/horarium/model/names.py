@@ -12,13 +12,15 @@ COLLECTION_TYPE = "Microsoft.Scheduler/jobCollections"
 JOB_TYPE = "Microsoft.Scheduler/jobCollections/jobs"
 HISTORY_TYPE = "Microsoft.Scheduler/jobCollections/jobs/history"
 
-_SUBSCRIPTION = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
-_RESOURCE_GROUP = re.compile(r"^[-\w.()]{0,89}[-\w()]$")
-_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9_-])?$")
+# Applied with `fullmatch`: a name matches its rule as a whole (no trailing newline, no control
+# character anywhere).
+_SUBSCRIPTION = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_RESOURCE_GROUP = re.compile(r"[-\w.()]{0,89}[-\w()]")
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9_-])?")
 
 
 def _check(pattern: re.Pattern[str], value: str, what: str, rule: str) -> None:
-    if not pattern.match(value):
+    if not pattern.fullmatch(value):
         raise BadRequest(f"{what}: {value!r} is not valid ({rule})", code="InvalidResourceName")
 
 

@@ -21,7 +21,7 @@ from horarium import logs
 from horarium.api import probes
 from horarium.api.app import create_api
 from horarium.api.authentication import Authenticator
-from horarium.api.first_key import make_first_key
+from horarium.api.first_key import ADMIN_TOKEN_FILE, make_first_key
 from horarium.api.hosts import allowed_hosts
 from horarium.api.oidc import OidcVerifier
 from horarium.config import Settings
@@ -138,8 +138,14 @@ def _listening_fields(settings: Settings, *, engine: bool) -> dict[str, object]:
         metrics_host = settings.metrics_host
         metrics_host = f"[{metrics_host}]" if ":" in metrics_host else metrics_host
         metrics = f"http://{metrics_host}:{settings.metrics_port}/metrics"
+    url = f"{scheme}://{host}:{settings.port}"
+    token_file = settings.data_dir / ADMIN_TOKEN_FILE
     return {
-        "url": f"{scheme}://{host}:{settings.port}",
+        "url": url,
+        "dashboard": f"{(settings.public_url or url).rstrip('/')}/ui/",
+        "admin_token": (
+            str(token_file.resolve()) if settings.auth != "none" and token_file.exists() else None
+        ),
         "database": make_url(settings.database_url).render_as_string(hide_password=True),
         "scheduler": "on" if engine else "off",
         "event_loop": running_loop_name(),
@@ -151,10 +157,12 @@ def _listening_fields(settings: Settings, *, engine: bool) -> dict[str, object]:
 def _listening(settings: Settings, *, engine: bool) -> str:
     f = _listening_fields(settings, engine=engine)
     metrics = f"; metrics also on {f['metrics']}" if f["metrics"] else ""
+    token = f" (the admin token is in {f['admin_token']})" if f["admin_token"] else ""
     return (
         f"Horarium listening on {f['url']}"
         f" (database {f['database']}; scheduler {f['scheduler']};"
-        f" event loop {f['event_loop']}; authentication {f['authentication']}{metrics})"
+        f" event loop {f['event_loop']}; authentication {f['authentication']}{metrics});"
+        f" dashboard {f['dashboard']}{token}"
     )
 
 
@@ -180,6 +188,10 @@ def serve(settings: Settings) -> None:
             log_level=None,
             lifespan="on",
             server_header=False,
+            # The client address and scheme come from the connection, unless it is from a
+            # proxy named by --forwarded-allow-ips.
+            proxy_headers=bool(settings.forwarded_allow_ips),
+            forwarded_allow_ips=list(settings.forwarded_allow_ips) or None,
             ssl_certfile=str(settings.ssl_certfile) if settings.ssl_certfile else None,
             ssl_keyfile=str(settings.ssl_keyfile) if settings.ssl_keyfile else None,
         )

@@ -21,7 +21,7 @@ def read_duration(text: str) -> timedelta:
     Raises ValueError with the rule, worded to follow the value (the caller names the field).
     """
     text = text.strip()
-    m = _TIMESPAN.match(text)
+    m = _TIMESPAN.fullmatch(text)
     if m:
         hours, minutes = int(m["hours"]), int(m["minutes"])
         seconds = int(m["seconds"] or 0)

@@ -76,8 +76,8 @@ def _headers(asset: Asset) -> dict[str, str]:
 
 
 def install(app: FastAPI) -> frozenset[str]:
-    """Add the GET routes of /ui and /docs to `app` (not in the OpenAPI document); returns
-    their paths, which need no token."""
+    """Add the GET routes of /ui and /docs, and of / (a redirect to the dashboard), to `app`
+    (not in the OpenAPI document); returns their paths, which need no token."""
     files = assets()
 
     async def serve(request: Request) -> Response:
@@ -90,7 +90,11 @@ def install(app: FastAPI) -> frozenset[str]:
     async def to_index(_request: Request) -> Response:
         return RedirectResponse("/ui/", status_code=308)
 
+    async def to_dashboard(_request: Request) -> Response:
+        return RedirectResponse("/ui/", status_code=307)  # the root may serve more one day
+
     for path in files:
         app.add_route(path, serve, methods=["GET"], include_in_schema=False)
     app.add_route("/ui", to_index, methods=["GET"], include_in_schema=False)
-    return frozenset({*files, "/ui"})
+    app.add_route("/", to_dashboard, methods=["GET"], include_in_schema=False)
+    return frozenset({*files, "/ui", "/"})

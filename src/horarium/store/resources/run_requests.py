@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.store.core.schema import job_executions, jobs
@@ -76,6 +76,20 @@ async def request_backfill(
             for i, instant in enumerate(instants)
         ],
     )
+
+
+async def backfills_pending(conn: AsyncConnection, job_id: int) -> int:
+    """How many backfill executions of job row `job_id` have not finished (queued, running or
+    waiting for a retry)."""
+    found = await conn.execute(
+        select(func.count())
+        .select_from(job_executions)
+        .where(
+            job_executions.c.job_id == job_id,
+            job_executions.c.kind == ExecutionKind.BACKFILL,
+        )
+    )
+    return int(found.scalar_one())
 
 
 async def run_pending(conn: AsyncConnection, job_id: int) -> bool:
