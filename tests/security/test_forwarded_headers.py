@@ -15,11 +15,12 @@ CLAIMED = "198.51.100.23"  # a documentation address, written in a header only
 
 def _logged_address(tmp_path: Path, args: list[str]) -> str:
     with running_server(tmp_path, args=args) as server:
-        response = httpx.get(server.url("/healthz"), headers={"X-Forwarded-For": CLAIMED})
+        path = "/healthz?sent=forwarded"  # told apart from the start-up probes
+        response = httpx.get(server.url(path), headers={"X-Forwarded-For": CLAIMED})
         assert response.status_code == 200
         line = wait_until(
             lambda: next(
-                (x for x in server.log().splitlines() if "GET /healthz" in x and "uvicorn" in x),
+                (x for x in server.log().splitlines() if f"GET {path}" in x),
                 None,
             ),
             "the access line of the request",
