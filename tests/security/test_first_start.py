@@ -25,8 +25,11 @@ def test_the_first_start_writes_the_admin_token_readable_by_its_owner_only(
         token_file = server.data_dir / "admin-token"
         assert _mode(token_file) == 0o600 and _mode(server.data_dir) == 0o700
         assert server.token and server.token.startswith("hrm_")
-        said = [line for line in server.log().splitlines() if "admin-token" in line]
-        assert len(said) == 1 and str(token_file.resolve()) in said[0]
+        made = [line for line in server.log().splitlines() if "Made the first API key" in line]
+        assert len(made) == 1 and str(token_file.resolve()) in made[0]
+        # ... and the start-up line says where the token is, on every start while it exists.
+        [listening] = [x for x in server.log().splitlines() if "Horarium listening on" in x]
+        assert f"(the admin token is in {token_file.resolve()})" in listening
         assert server.token not in server.log()
         [row] = key_rows(server)
         assert (row["name"], row["subscription"], row["role"]) == ("admin", "*", "contributor")
@@ -46,7 +49,9 @@ def test_a_second_start_makes_no_other_key_and_keeps_the_file(tmp_path: Path) ->
         server.restart()
         assert (server.data_dir / "admin-token").read_text() == first
         assert len(key_rows(server)) == 1
-        assert sum("admin-token" in line for line in server.log().splitlines()) == 1
+        log = server.log().splitlines()
+        assert sum("Made the first API key" in line for line in log) == 1
+        assert sum("Horarium listening on" in line and "admin-token" in line for line in log) == 2
 
 
 def test_a_deleted_admin_token_file_is_not_made_again_while_keys_exist(tmp_path: Path) -> None:
