@@ -36,6 +36,11 @@ import pytest
 from tests.support import free_port, fresh_pg_database
 
 STARTUP_SECONDS = 60.0
+PORT_TRIES = 3
+
+
+class _PortTaken(Exception):
+    """The chosen port was taken before the server could bind it."""
 
 
 def _beyond_loopback() -> str:
@@ -72,8 +77,8 @@ class ServerProcess:
         self.verify: ssl.SSLContext | bool = (
             ssl.create_default_context(cafile=ca_file) if ca_file is not None else True
         )
-        scheme = "https" if ca_file is not None else "http"
-        self.base_url = f"{scheme}://127.0.0.1:{self.port}"
+        self.scheme = "https" if ca_file is not None else "http"
+        self.base_url = f"{self.scheme}://127.0.0.1:{self.port}"
         self.log_path = workdir / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.token: str | None = None
@@ -103,6 +108,25 @@ class ServerProcess:
         return cmd + self.extra_args
 
     def start(self) -> None:
+        """Start the process and wait until it answers. The port was free when it was chosen;
+        when another process (another xdist worker's server) took it in the meantime, this
+        one exits saying so, and it is started again on another port."""
+        for _ in range(PORT_TRIES):
+            try:
+                self._start_once()
+                return
+            except _PortTaken:
+                self.port = free_port()
+                self.base_url = f"{self.scheme}://127.0.0.1:{self.port}"
+        raise RuntimeError(f"no free port for horarium serve after {PORT_TRIES} tries")
+
+    def _announced(self) -> bool:
+        """Whether this process said it listens on its port: until then, what answers on the
+        port may be another process's server."""
+        mark = f"127.0.0.1:{self.port}"
+        return any("listening" in line and mark in line for line in self.log().splitlines())
+
+    def _start_once(self) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **LOOPBACK_ONLY, **self.extra_env}
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
@@ -114,9 +138,12 @@ class ServerProcess:
         with httpx.Client(timeout=2, verify=self.verify) as probes:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
+                    if f"--port {self.port}: " in self.log() and "already in use" in self.log():
+                        raise _PortTaken
                     raise RuntimeError(f"horarium serve exited early:\n{self.log()}")
                 try:
-                    if probes.get(self.url("/healthz")).status_code == 200:
+                    answered = probes.get(self.url("/healthz")).status_code == 200
+                    if answered and self._announced():
                         self._read_token()
                         return
                 except httpx.TransportError:
