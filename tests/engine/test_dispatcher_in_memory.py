@@ -159,3 +159,37 @@ async def test_while_recording_stalls_at_most_two_slots_each_and_a_batch_are_unr
     await dispatcher.stop()
     assert sorted(actions.calls) == sorted(f"/j{i}" for i in range(200))
     assert most <= bound
+
+
+class LateLookStore(MemoryRunStore):
+    """A store whose look for the next due time is slow: the clock passes `step` meanwhile
+    (a loaded database answering the query after the round's claim)."""
+
+    def __init__(self, clock: FakeClock, step: timedelta) -> None:
+        super().__init__()
+        self.clock = clock
+        self.step = step
+
+    async def next_due(self, full: Any = ()) -> Any:
+        found = await super().next_due(full)
+        self.clock.advance(seconds=self.step.total_seconds())
+        return found
+
+
+async def test_work_falling_due_between_the_claim_and_the_next_look_starts_at_once() -> None:
+    """The round's claim looked up to its horizon; the job fell due just after it, by the time
+    the look for the next due time answered. It runs at once, not a poll interval later (here
+    an hour: the wait below would give up first)."""
+    clock = FakeClock(T0 - timedelta(milliseconds=100))
+    store, actions = LateLookStore(clock, timedelta(milliseconds=200)), ScriptedActions()
+    store.add("j", {"action": action("/j"), "startTime": T0.isoformat()}, created=T0)
+    dispatcher = engine(store, actions, clock, poll_interval=3600)
+    dispatcher.start()
+    try:
+        async with asyncio.timeout(10):
+            while not actions.calls:
+                actions.started.clear()
+                await actions.started.wait()
+    finally:
+        await dispatcher.stop()
+    assert actions.calls == ["/j"]

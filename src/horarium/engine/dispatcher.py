@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from horarium.actions.base import ActionRunner
 from horarium.config import Settings
@@ -81,6 +81,7 @@ class Dispatcher:
         self._wake = asyncio.Event()
         self._woken = False
         self._full = False  # the last round stopped for lack of slots: more work may be due
+        self._horizon = datetime.min.replace(tzinfo=UTC)  # what the last claim looked up to
         self._stopping = False
         self._loop_task: asyncio.Task[None] | None = None
         self._renew_task: asyncio.Task[None] | None = None
@@ -235,9 +236,10 @@ class Dispatcher:
             # missed it: the timer woke a little early, as event-loop timers may. Look again
             # by its due time rather than a poll interval later.
             return min(ahead, poll)
-        # Fell due while this round ran: go again. Due but not claimable (the last round found
-        # nothing): do not spin.
-        return 0.0 if started else poll
+        # Due now. Go again when this round started work, or when the work fell due after the
+        # last claim's horizon (the claim never looked at it: it ran a little early, or this
+        # look came late). Work the claim saw and left (not claimable): do not spin.
+        return 0.0 if started or next_due > self._horizon else poll
 
     def _wanted(self) -> int:
         """How many more executions to claim: the free slots and one batch held ready, less
@@ -274,8 +276,9 @@ class Dispatcher:
                 await self.before_claim()
             now = self._clock.now()
             began = metrics.clock()
+            self._horizon = now + LOOKAHEAD
             claimed = await self._runs.claim(
-                now, want, self._lease, self._decider.at(now), now + LOOKAHEAD, self._shares()
+                now, want, self._lease, self._decider.at(now), self._horizon, self._shares()
             )
             metrics.claim_took(began)
             self._hold(claimed)
