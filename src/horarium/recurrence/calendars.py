@@ -17,7 +17,7 @@ A calendar's `properties` (docs/recurrence.md, "Exclusion calendars"):
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
@@ -37,7 +37,14 @@ HOLIDAY_FIELDS = ("country", "subdivision")
 RANGE_FIELDS = ("start", "end")
 MAX_ITEMS = 1000  # dates, ranges
 MAX_ICAL_BYTES = 1_000_000
+MAX_ICAL_EVENTS = 1000  # events (VEVENT) in a document
+# Occurrences a document's events may have in one year, an upper bound read from their rules.
+MAX_ICAL_PER_YEAR = 1000
+ICAL_REPEATS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")  # the FREQ values accepted
+MAX_ICAL_STEPS = 100_000  # rule periods from the events' starts to ICAL_LAST_YEAR, in all
+ICAL_LAST_YEAR = 2100  # iCalendar events exclude nothing after this year
 _ICAL_CACHE = 32  # parsed documents kept
+_SPANS_CACHE = 256  # (document, year, zone) expansions kept
 
 Span = tuple[datetime, datetime]  # aware UTC, end exclusive
 
@@ -140,21 +147,134 @@ def _ical(value: Any, path: str) -> str:
     size = len(value.encode())
     if size > MAX_ICAL_BYTES:
         raise RecurrenceError(path, f"is {size} bytes; at most {MAX_ICAL_BYTES} (1 MB)")
-    try:
-        events = _events_of(value)
-        events.between(date(2000, 1, 1), date(2000, 1, 2))  # reads every event's rules
-    except Exception as error:  # the libraries raise many kinds for a bad document
-        raise RecurrenceError(path, f"not a valid iCalendar document ({error})") from None
+    problem = _ical_problem(value)
+    if problem is not None:
+        raise RecurrenceError(path + problem[0], problem[1])
     return value
 
 
 @lru_cache(maxsize=_ICAL_CACHE)
-def _events_of(text: str) -> Any:
-    """The document's events, parsed once per document text (documents are immutable)."""
+def _ical_problem(text: str) -> tuple[str, str] | None:
+    """Why the document is refused (the end of the field's path, and the rule), or None;
+    worked out once per document text (a stored calendar is read again at every compile)."""
+    try:
+        calendar = _parsed(text)
+    except Exception as error:  # the library raises many kinds for a bad document
+        return "", f"not a valid iCalendar document ({error})"
+    try:
+        _check_bounds(calendar, "")
+    except RecurrenceError as refused:
+        return refused.field, refused.rule
+    try:
+        _events_of(text).between(date(2000, 1, 1), date(2000, 1, 2))  # reads every rule
+    except Exception as error:
+        return "", f"not a valid iCalendar document ({error})"
+    return None
+
+
+@lru_cache(maxsize=_ICAL_CACHE)
+def _parsed(text: str) -> icalendar.Calendar:
+    """The document, parsed once per document text (documents are immutable)."""
     calendar = icalendar.Calendar.from_ical(text)
     if not isinstance(calendar, icalendar.Calendar) or calendar.name != "VCALENDAR":
         raise ValueError("the document is not a VCALENDAR")
-    return recurring_ical_events.of(calendar)
+    return calendar
+
+
+def _events_of(text: str) -> Any:
+    """The document's events, recurring ones expanded on demand."""
+    return recurring_ical_events.of(_parsed(text))
+
+
+def _check_bounds(calendar: icalendar.Calendar, path: str) -> None:
+    """Refuse a document whose expansion could be costly, from its rules alone (before any
+    expansion): more than `MAX_ICAL_EVENTS` events, a rule repeating more often than daily,
+    more than `MAX_ICAL_PER_YEAR` occurrences a year in all, or rules that take more than
+    `MAX_ICAL_STEPS` steps from their starts to `ICAL_LAST_YEAR` (a daily event starting in
+    1900 takes 73,000)."""
+    events = calendar.walk("VEVENT")
+    if len(events) > MAX_ICAL_EVENTS:
+        raise RecurrenceError(path, f"has {len(events)} events; at most {MAX_ICAL_EVENTS}")
+    occurrences = steps = 0
+    for i, event in enumerate(events):
+        where = f"{path}: event {i + 1} (UID {event.get('UID', '?')})"
+        more, longer = _yearly_bound(event, where)
+        occurrences, steps = occurrences + more, steps + longer
+        if occurrences > MAX_ICAL_PER_YEAR:
+            raise RecurrenceError(
+                path,
+                f"its events may occur more than {MAX_ICAL_PER_YEAR} times a year (the limit, "
+                f"counted from their rules up to event {i + 1})",
+            )
+        if steps > MAX_ICAL_STEPS:
+            raise RecurrenceError(
+                path,
+                f"its recurring events take more than {MAX_ICAL_STEPS} steps to expand from "
+                f"their starts to {ICAL_LAST_YEAR} (the limit, reached at event {i + 1}): "
+                "start them later or repeat them less often",
+            )
+
+
+def _yearly_bound(event: Any, where: str) -> tuple[int, int]:
+    """At most how many times `event` occurs in one year, and how many steps expanding its
+    rules from their start to `ICAL_LAST_YEAR` takes."""
+    found = len(_values(event.get("RDATE"), lambda v: list(getattr(v, "dts", [v]))))
+    rules = _values(event.get("RRULE"), lambda v: [v])
+    if not rules:
+        return found + 1, 0
+    year = getattr(getattr(event.get("DTSTART"), "dt", None), "year", ICAL_LAST_YEAR)
+    years = max(1, ICAL_LAST_YEAR - year + 1)
+    steps = 0
+    for rule in rules:
+        occurrences, periods = _rule_bound(rule, where)
+        found += occurrences
+        steps += periods * years
+    return found, steps
+
+
+def _rule_bound(rule: Mapping[str, list[Any]], where: str) -> tuple[int, int]:
+    """At most how many times an RRULE occurs in one year, and its periods in a year: its
+    periods in a year (over its INTERVAL) times the days each period can hold, times the
+    times each day can hold."""
+    freq = str((rule.get("FREQ") or ["?"])[0]).upper()
+    if freq not in ICAL_REPEATS:
+        raise RecurrenceError(
+            where, f"repeats {freq}; events may repeat {', '.join(ICAL_REPEATS)} only"
+        )
+    try:
+        interval = max(1, int((rule.get("INTERVAL") or [1])[0]))
+    except (TypeError, ValueError):
+        raise RecurrenceError(where, "INTERVAL must be a whole number") from None
+
+    def n(key: str) -> int:
+        return len(rule.get(key) or ())
+
+    periods, per_period = {
+        "DAILY": (366, 1),
+        "WEEKLY": (54, max(1, n("BYDAY"))),
+        "MONTHLY": (12, min(31, max(1, n("BYMONTHDAY"), 5 * n("BYDAY")))),
+        "YEARLY": (1, _yearly_days(n)),
+    }[freq]
+    periods = -(-periods // interval)
+    days = min(366, periods * per_period)
+    times = max(1, n("BYHOUR")) * max(1, n("BYMINUTE")) * max(1, n("BYSECOND"))
+    return days * times, periods
+
+
+def _yearly_days(n: Callable[[str], int]) -> int:
+    if any(n(key) for key in ("BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY")):
+        return 366
+    return max(1, n("BYMONTH"))
+
+
+def _values(value: Any, items: Any) -> list[Any]:
+    """A property that may repeat (a list) or not, as a flat list of `items(each)`."""
+    if value is None:
+        return []
+    found: list[Any] = []
+    for each in value if isinstance(value, list) else [value]:
+        found.extend(items(each))
+    return found
 
 
 @lru_cache(maxsize=256)
@@ -168,10 +288,12 @@ def _holiday_dates(country: str, subdivision: str | None, year: int) -> frozense
 
 @dataclass(frozen=True, slots=True)
 class Exclusion:
-    """Why an instant is excluded: the calendar, and until when (at least) the exclusion lasts."""
+    """Why an instant is excluded: the calendar, and since and until when (at least) the
+    exclusion lasts."""
 
     calendar: str
-    until: datetime  # aware UTC
+    since: datetime  # aware UTC
+    until: datetime  # aware UTC, exclusive
 
 
 class Zoned:
@@ -196,7 +318,6 @@ class Zoned:
             ]
         )
         self._ical: str | None = properties.get("ical")
-        self._ical_years: dict[int, list[Span]] = {}
 
     def whole_day(self, day: date) -> bool:
         """The whole day is excluded (dates, weekends, holidays)."""
@@ -210,20 +331,14 @@ class Zoned:
         """Timed exclusions (ranges, iCalendar events) that overlap [start, end)."""
         found = _overlapping(self._ranges, start, end)
         if self._ical is not None:
-            for year in range(start.astimezone(self.zone).year, end.astimezone(self.zone).year + 1):
-                found.extend(_overlapping(self._ical_year(year), start, end))
+            first = start.astimezone(self.zone).year
+            last = min(end.astimezone(self.zone).year, ICAL_LAST_YEAR)
+            for year in range(first, last + 1):
+                found.extend(_overlapping(_event_spans(self._ical, year, self.zone), start, end))
         return found
 
-    def _ical_year(self, year: int) -> list[Span]:
-        cached = self._ical_years.get(year)
-        if cached is None:
-            cached = _event_spans(self._ical or "", year, self.zone)
-            if len(self._ical_years) > 64:
-                self._ical_years.clear()
-            self._ical_years[year] = cached
-        return cached
 
-
+@lru_cache(maxsize=_SPANS_CACHE)
 def _event_spans(text: str, year: int, zone: ZoneInfo) -> list[Span]:
     """The year's events as merged spans: all-day events from local midnight to local
     midnight, timed ones as they are (floating times in `zone`; no end: their start only)."""
@@ -284,13 +399,17 @@ class Calendars:
         """The first listed calendar that excludes `instant` (on local `day`), or None."""
         for calendar in self.calendars:
             if calendar.whole_day(day):
-                last = day
+                first, last = day, day
+                while calendar.whole_day(first - _ONE_DAY) and day - first < _LONGEST:
+                    first -= _ONE_DAY
                 while calendar.whole_day(last + _ONE_DAY) and last - day < _LONGEST:
                     last += _ONE_DAY
-                return Exclusion(calendar.name, self.day_start(last + _ONE_DAY))
+                return Exclusion(
+                    calendar.name, self.day_start(first), self.day_start(last + _ONE_DAY)
+                )
             for start, end in calendar.spans(instant, instant + _ONE_US):
                 if start <= instant < end:
-                    return Exclusion(calendar.name, end)
+                    return Exclusion(calendar.name, start, end)
         return None
 
     def free(self, day: date) -> bool:

@@ -33,6 +33,9 @@ MODES = ("Skip", "NextBusinessDay", "PreviousBusinessDay")
 MAX_CALENDARS = 10  # names in recurrence.excludeCalendars
 MAX_SHIFT_DAYS = 31  # an execution moves at most this many days; else it is skipped
 HORIZON_DAYS = 3660  # executions excluded for this long in a row: the series has ended
+# Checks of an instant or a day against the calendars one search may make (finding the next
+# run, or a listing); past it the search stops with an error naming the limit.
+MAX_CHECKS = 50_000
 
 __all__ = [
     "MODES",
@@ -178,7 +181,16 @@ class ExcludingPlan(Plan):
     (``first``, ``at_or_after``, ``after``, ``iter_from``, ``describe``); `count` counts the
     executions that run."""
 
-    __slots__ = ("_base", "_batches", "_calendars", "_first_run", "_floor", "mode")
+    __slots__ = (
+        "_base",
+        "_batches",
+        "_calendars",
+        "_checks",
+        "_first_run",
+        "_floor",
+        "_placed",
+        "mode",
+    )
 
     def __init__(self, base: Plan, calendars: Calendars, mode: str) -> None:
         # `Plan`'s attributes come from the schedule's own series; its search is replaced.
@@ -194,6 +206,8 @@ class ExcludingPlan(Plan):
         self._calendars = calendars
         self.mode = mode
         self._batches: dict[date, _Batch] = {}
+        self._checks = 0  # made by the search under way
+        self._placed: dict[datetime, tuple[Placement, Exclusion | None]] = {}
         self._floor = base.first  # nothing runs before the schedule's first execution
         found = self._landing(self._floor) if self._floor is not None else None
         self._first_run = None if found is None else found[0]
@@ -219,6 +233,7 @@ class ExcludingPlan(Plan):
         """As `Plan.describe`; for an execution a calendar moved, `wall` is the wall-clock time
         it asked for on the day it moved to, and the marks are daylight saving's alone."""
         instant = _aware(instant).astimezone(UTC)
+        self._checks = 0
         landed = dict(self._batch(self._day(instant)).runs).get(instant)
         if not landed or any(p.calendar is None for p in landed):
             return self._base.describe(instant)
@@ -234,6 +249,7 @@ class ExcludingPlan(Plan):
     def outline(self, start: datetime, count: int) -> list[Run]:
         """See `outline`."""
         start = _aware(start).astimezone(UTC)
+        self._checks = 0
         found: list[Run] = []
         ran = skipped = 0
         day: date | None = self._day(max(start, self._floor or start))
@@ -268,6 +284,7 @@ class ExcludingPlan(Plan):
         if self._floor is None:
             return None
         t = max(t.astimezone(UTC), self._floor)
+        self._checks = 0
         day: date | None = self._day(t)
         barren: date | None = None
         while day is not None:
@@ -307,6 +324,7 @@ class ExcludingPlan(Plan):
         scanned = False
         cursor: datetime | None = self._calendars.day_start(low)
         beyond: datetime | None = None
+        inside: Exclusion | None = None  # the exclusion the last execution fell in
         while cursor is not None:
             jump: datetime | None = None
             for scheduled in self._base.iter_from(cursor):
@@ -314,7 +332,11 @@ class ExcludingPlan(Plan):
                     beyond = scheduled
                     break
                 scanned = True
-                placed, exclusion = self._place(scheduled)
+                self._charge()
+                if self.mode == "Skip" and inside is not None and scheduled < inside.until:
+                    placed = Placement(scheduled, None, inside.calendar)  # the same exclusion
+                else:
+                    placed, inside = self._placement(scheduled)
                 if placed.instant is None:
                     if self._day(scheduled) == day:
                         skipped.append(placed)
@@ -322,8 +344,8 @@ class ExcludingPlan(Plan):
                     landed.setdefault(placed.instant, []).append(placed)
                 elif landing > day and (later is None or landing < later):
                     later = landing
-                if self.mode == "Skip" and exclusion and exclusion.until - scheduled > _LONG:
-                    jump = exclusion.until  # a long exclusion: no need to look at each one
+                jump = self._passed_over(scheduled, inside)
+                if jump is not None:
                     break
             cursor = jump
         next_day = None if beyond is None else self._next_day(day, self._day(beyond))
@@ -343,36 +365,84 @@ class ExcludingPlan(Plan):
             upcoming -= timedelta(days=self._run_of_busy(upcoming, -1) + 1)
         return max(day + _ONE_DAY, upcoming)
 
+    def _passed_over(self, scheduled: datetime, exclusion: Exclusion | None) -> datetime | None:
+        """Where the search may go on from when `scheduled` lies deep in a long `exclusion`
+        (every execution before that instant is skipped too); None: look at the next one."""
+        if exclusion is None:
+            return None
+        if self.mode == "Skip":
+            return exclusion.until if exclusion.until - scheduled > _LONG else None
+        if self.mode == "NextBusinessDay":
+            # Executions more than the longest move before the end cannot leave it.
+            if exclusion.until - scheduled > _REACH:
+                return exclusion.until - _REACH
+            return None
+        # PreviousBusinessDay: from this far past its start on, none of them can leave it.
+        return exclusion.until if scheduled - exclusion.since > _REACH else None
+
     def _run_of_busy(self, day: date, step: int) -> int:
         """How many days next to `day` (before it: step −1, after it: +1) in a row have an
         exclusion, at most `MAX_SHIFT_DAYS`."""
         n = 0
-        while n < MAX_SHIFT_DAYS and not self._calendars.free(day + timedelta(days=step * (n + 1))):
+        while n < MAX_SHIFT_DAYS:
+            self._charge()
+            if self._calendars.free(day + timedelta(days=step * (n + 1))):
+                break
             n += 1
         return n
+
+    def _charge(self) -> None:
+        """Count one check against the calendars; past `MAX_CHECKS`, stop the search."""
+        self._checks += 1
+        if self._checks > MAX_CHECKS:
+            raise RecurrenceError(
+                "recurrence.excludeCalendars",
+                f"finding the next runs takes more than {MAX_CHECKS} checks against the "
+                "calendars (the limit): the schedule runs too often for what the calendars "
+                "exclude; run it less often or move fewer executions (onExcluded)",
+            )
+
+    def _placement(self, scheduled: datetime) -> tuple[Placement, Exclusion | None]:
+        """`_place`, each execution placed once (the days next to a day look at it again)."""
+        found = self._placed.get(scheduled)
+        if found is None:
+            found = self._place(scheduled)
+            if len(self._placed) >= _PLACED_KEPT:
+                self._placed.clear()
+            self._placed[scheduled] = found
+        return found
 
     def _place(self, scheduled: datetime) -> tuple[Placement, Exclusion | None]:
         """Where the execution scheduled at `scheduled` runs (None: skipped)."""
         local = scheduled.astimezone(self.zone)
+        self._charge()
         exclusion = self._calendars.excluded(scheduled, local.date())
         if exclusion is None:
             return Placement(scheduled, scheduled, None), None
-        moved: datetime | None = None
-        if self.mode != "Skip":
-            step = 1 if self.mode == "NextBusinessDay" else -1
-            wall = local.replace(tzinfo=None).time()
-            for n in range(1, MAX_SHIFT_DAYS + 1):
-                day = local.date() + timedelta(days=step * n)
-                candidate = _instant(day, wall, self)
-                if self._calendars.excluded(candidate, day) is None:
-                    moved = candidate
-                    break
+        moved = None if self.mode == "Skip" else self._moved(local, exclusion)
         if moved is not None and (
             (self._floor is not None and moved < self._floor)
             or (self.end is not None and moved >= self.end)
         ):
             moved = None  # never before the first execution, never at or after endTime
         return Placement(scheduled, moved, exclusion.calendar), exclusion
+
+    def _moved(self, local: datetime, exclusion: Exclusion) -> datetime | None:
+        """The execution at `local` (excluded by `exclusion`) at the same wall-clock time on the
+        nearest later or earlier day (by the mode) no listed calendar excludes then, at most
+        `MAX_SHIFT_DAYS` away; None: there is none. Days whose time still lies inside
+        `exclusion` are passed over unchecked."""
+        later = self.mode == "NextBusinessDay"
+        step = 1 if later else -1
+        edge = self._day(exclusion.until if later else exclusion.since)
+        wall = local.replace(tzinfo=None).time()
+        for n in range(max(1, abs((edge - local.date()).days)), MAX_SHIFT_DAYS + 1):
+            day = local.date() + timedelta(days=step * n)
+            candidate = _instant(day, wall, self)
+            self._charge()
+            if self._calendars.excluded(candidate, day) is None:
+                return candidate
+        return None
 
 
 def _instant(day: date, wall: time, plan: ExcludingPlan) -> datetime:
@@ -413,4 +483,6 @@ def _lookup(obj: Mapping[str, Any], name: str) -> Any:
 
 _ONE_DAY = timedelta(days=1)
 _LONG = timedelta(days=7)  # Skip: executions in a longer exclusion are not looked at one by one
+_REACH = timedelta(days=MAX_SHIFT_DAYS + 2)  # beyond the longest move, whatever the offsets
+_PLACED_KEPT = 200_000  # placements a plan keeps
 _ONE_US = timedelta(microseconds=1)

@@ -1,0 +1,142 @@
+"""Every calendar and schedule the API accepts has a bounded evaluation cost (docs/recurrence.md,
+"Limits"): costly iCalendar rules are refused before anything is expanded, long exclusions are
+passed over rather than walked, and a search that still needs too many checks stops with an
+error naming the limit."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from horarium.recurrence import RecurrenceError, outline, plan, read_calendar, with_calendars
+from horarium.recurrence.calendars import (
+    ICAL_LAST_YEAR,
+    MAX_ICAL_EVENTS,
+    MAX_ICAL_PER_YEAR,
+    MAX_ICAL_STEPS,
+)
+from horarium.recurrence.excluding import MAX_CHECKS
+
+NOW = datetime(2031, 3, 3, 12, tzinfo=UTC)
+
+
+def _ical(*events: str) -> str:
+    body = "".join(f"BEGIN:VEVENT\nUID:{i}\n{e}END:VEVENT\n" for i, e in enumerate(events))
+    return f"BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//t//EN\n{body}END:VCALENDAR\n"
+
+
+def _rule(rule: str, start: str = "20300101T090000Z", end: str = "20300101T100000Z") -> str:
+    return f"DTSTART:{start}\nDTEND:{end}\nRRULE:{rule}\n"
+
+
+def _refused(properties: dict[str, Any]) -> str:
+    with pytest.raises(RecurrenceError) as refused:
+        read_calendar(properties)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("freq", ["SECONDLY", "MINUTELY", "HOURLY"])
+def test_an_event_repeating_more_often_than_daily_is_refused(freq: str) -> None:
+    message = _refused({"ical": _ical(_rule(f"FREQ={freq}"))})
+    assert message.startswith("properties.ical: event 1 (UID 0)"), message
+    assert freq in message and "DAILY, WEEKLY, MONTHLY, YEARLY" in message
+
+
+def test_a_daily_rule_with_many_times_a_day_is_refused_by_its_yearly_count() -> None:
+    hours = ",".join(str(h) for h in range(24))
+    message = _refused({"ical": _ical(_rule(f"FREQ=DAILY;BYHOUR={hours}"))})
+    assert f"more than {MAX_ICAL_PER_YEAR} times a year" in message, message
+
+
+def test_occurrences_are_counted_across_events() -> None:
+    two = _ical(_rule("FREQ=DAILY"), _rule("FREQ=DAILY"))
+    assert read_calendar({"ical": two})["ical"] == two
+    message = _refused(
+        {"ical": _ical(_rule("FREQ=DAILY"), _rule("FREQ=DAILY"), _rule("FREQ=DAILY"))}
+    )
+    assert "up to event 3" in message, message
+
+
+def test_too_many_events_are_refused() -> None:
+    one = "DTSTART;VALUE=DATE:20300101\nDTEND;VALUE=DATE:20300102\n"
+    message = _refused({"ical": _ical(*[one] * (MAX_ICAL_EVENTS + 1))})
+    assert f"has {MAX_ICAL_EVENTS + 1} events; at most {MAX_ICAL_EVENTS}" in message
+
+
+def test_a_daily_event_since_1900_is_accepted_but_a_thousand_yearly_ones_since_year_1_are_not() -> (
+    None
+):
+    read_calendar({"ical": _ical(_rule("FREQ=DAILY", "19000101T090000Z", "19000101T100000Z"))})
+    old = _rule("FREQ=YEARLY", "00010101T090000Z", "00010101T100000Z")
+    message = _refused({"ical": _ical(*[old] * 60)})
+    assert f"more than {MAX_ICAL_STEPS} steps" in message and str(ICAL_LAST_YEAR) in message
+
+
+def test_events_exclude_nothing_after_the_last_expanded_year() -> None:
+    yearly = {"ical": _ical(_rule("FREQ=YEARLY", "20300101T000000Z", "20300102T000000Z"))}
+    job = {
+        "startTime": "2099-12-31T00:00:00Z",
+        "recurrence": {"frequency": "Day", "excludeCalendars": ["c"]},
+    }
+    series = plan(with_calendars(job, {"c": yearly}), created=datetime(2099, 12, 30, tzinfo=UTC))
+    runs = outline(series, datetime(2099, 12, 31, tzinfo=UTC), 3)
+    # 2100-01-01 is excluded (the last year expanded); 2101-01-01 is not.
+    assert [r.instant.date().isoformat() for r in runs if r.instant] == [
+        "2099-12-31",
+        "2100-01-02",
+        "2100-01-03",
+    ]
+    later = outline(series, datetime(2100, 12, 31, tzinfo=UTC), 2)
+    assert [r.instant.date().isoformat() for r in later if r.instant] == [
+        "2100-12-31",
+        "2101-01-01",
+    ]
+
+
+def _minute_job(mode: str, calendar: dict[str, Any]) -> Any:
+    job = {
+        "startTime": "2031-01-01T00:00:00Z",
+        "recurrence": {
+            "frequency": "Minute",
+            "interval": 1,
+            "excludeCalendars": ["c"],
+            "onExcluded": mode,
+        },
+    }
+    return plan(with_calendars(job, {"c": calendar}), created=NOW)
+
+
+@pytest.mark.parametrize("mode", ["Skip", "NextBusinessDay", "PreviousBusinessDay"])
+def test_a_range_of_seven_thousand_years_is_passed_over_not_walked(mode: str) -> None:
+    series = _minute_job(mode, {"ranges": [{"start": "1900-01-01", "end": "8999-01-01"}]})
+    end = datetime(8999, 1, 1, tzinfo=UTC)
+    # Either the series has ended (excluded for ten years in a row) or it resumes at the end.
+    assert series.first is None or series.first >= end
+    assert all(r.instant is None or r.instant >= end for r in outline(series, NOW, 100))
+
+
+def test_a_three_month_range_moves_an_hourly_job_past_its_end() -> None:
+    job = {
+        "startTime": "2031-01-01T00:00:00Z",
+        "recurrence": {
+            "frequency": "Hour",
+            "excludeCalendars": ["c"],
+            "onExcluded": "NextBusinessDay",
+        },
+    }
+    quarter = {"ranges": [{"start": "2031-03-01", "end": "2031-06-01"}]}
+    series = plan(with_calendars(job, {"c": quarter}), created=NOW)
+    runs = [r for r in outline(series, NOW, 30) if r.instant is not None]
+    assert runs[0].instant == datetime(2031, 6, 1, tzinfo=UTC)
+    assert len(runs[0].scheduled) == 32  # midnight of May 1-31 (moved) and of June 1, merged
+
+
+def test_a_search_that_needs_too_many_checks_stops_naming_the_limit() -> None:
+    # Every day excluded but two minutes; each excluded minute looks for a free day in vain.
+    almost = _rule("FREQ=DAILY", "20300101T000100Z", "20300101T235900Z")
+    with pytest.raises(RecurrenceError) as stopped:
+        outline(_minute_job("NextBusinessDay", {"ical": _ical(almost)}), NOW, 100)
+    assert stopped.value.field == "recurrence.excludeCalendars"
+    assert f"more than {MAX_CHECKS} checks" in stopped.value.rule
