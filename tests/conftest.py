@@ -2,7 +2,8 @@
 tests/loopback_only.py); the slowest modules are marked `slow` and run first; `long_fuzz` runs only
 when asked for (docs/testing.md)."""
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -81,17 +82,33 @@ def _module(item: pytest.Item) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks the slow modules, puts the slowest modules first (the others keep their order),
-    and leaves `long_fuzz` tests out unless `-m` names that marker."""
+    and leaves out what `_left_out` says."""
     for item in items:
         if MODULE_SECONDS.get(_module(item), 0) >= SLOW_SECONDS:
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: -MODULE_SECONDS.get(_module(item), 0))
-    if "long_fuzz" in (config.getoption("markexpr") or ""):
-        return
-    left_out = [item for item in items if item.get_closest_marker("long_fuzz") is not None]
+    _keep(config, items, lambda item: not _left_out(config, item))
+
+
+def _left_out(config: pytest.Config, item: pytest.Item) -> bool:
+    """`long_fuzz` unless `-m` names it; under `HORARIUM_TEST_PHASE`, the other phase's tests
+    (`parallel`: all but the `alone` ones; `alone`: those only)."""
+    if item.get_closest_marker("long_fuzz") and "long_fuzz" not in (
+        config.getoption("markexpr") or ""
+    ):
+        return True
+    phase = os.environ.get("HORARIUM_TEST_PHASE")
+    alone = item.get_closest_marker("alone") is not None
+    return (phase == "parallel" and alone) or (phase == "alone" and not alone)
+
+
+def _keep(
+    config: pytest.Config, items: list[pytest.Item], kept: Callable[[pytest.Item], bool]
+) -> None:
+    left_out = [item for item in items if not kept(item)]
     if left_out:
         config.hook.pytest_deselected(items=left_out)
-        items[:] = [item for item in items if item.get_closest_marker("long_fuzz") is None]
+        items[:] = [item for item in items if kept(item)]
 
 
 @pytest.fixture(autouse=True)

@@ -106,6 +106,7 @@ def test_gauges_say_what_runs_and_what_waits(ran: Ran) -> None:
     names = {s.name for s in ran.metrics}
     assert {
         "horarium_executions_in_flight",
+        "horarium_event_loop_lag_seconds",
         "horarium_due_backlog",
         "horarium_lease_takeovers_total",
         "horarium_postponed_total",

@@ -157,6 +157,7 @@ def test_engine_counts_executions_per_minute_work_in_flight_and_the_due_backlog(
         }
     ]
     assert status["inFlight"] >= 2
+    assert isinstance(status["eventLoopLag"], float) and status["eventLoopLag"] >= 0
     backlog = status["dueBacklog"]
     assert backlog["jobs"] >= 1 and backlog["executions"] >= 1
     # Compared as instants: the API trims trailing zeros from the fraction of a second.

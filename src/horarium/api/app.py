@@ -25,6 +25,7 @@ from horarium.api.routes import router
 from horarium.api.unavailable import Unavailable
 from horarium.api.wire import arm_error
 from horarium.model.errors import ApiError
+from horarium.recurrence import RecurrenceError
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,11 @@ def create_api(
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> Response:
         return arm_error(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(RecurrenceError)
+    async def schedule_error(_request: Request, exc: RecurrenceError) -> Response:
+        # A search for runs that stopped at a limit (after the definition was validated).
+        return arm_error(400, "BadRequest", f"properties.{exc}")
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, exc: RequestValidationError) -> Response:

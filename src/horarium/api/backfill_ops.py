@@ -10,18 +10,18 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.api import evaluation
 from horarium.api.collection_ops import require as require_collection
+from horarium.api.evaluation import MAX_BACKFILL
 from horarium.api.job_ops import require
+from horarium.api.offload import evaluate
 from horarium.model import datetimes
 from horarium.model.enums import CollectionState, JobState
 from horarium.model.errors import BadRequest, Conflict
 from horarium.model.fields import obj
 from horarium.model.names import CollectionName
-from horarium.model.schedule import compile_plan
-from horarium.recurrence import Plan
+from horarium.model.schedule import lists_calendars
 from horarium.store.resources import run_requests
-
-MAX_BACKFILL = 1000
 
 
 def _instant(body: dict[str, Any], name: str) -> datetime:
@@ -30,24 +30,6 @@ def _instant(body: dict[str, Any], name: str) -> datetime:
         raise BadRequest(f"{name}: required")
     parsed = datetimes.parse(value, name)
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-def occurrences(series: Plan, start: datetime, end: datetime) -> list[datetime]:
-    """The series' executions in [start, end), `recurrence.count` honoured; at most
-    MAX_BACKFILL + 1 (one more tells the caller there are too many)."""
-    found: list[datetime] = []
-    count = series.count
-    origin = series.first if count is not None else start
-    if origin is None:
-        return found
-    for ordinal, instant in enumerate(series.iter_from(min(origin, start)), start=1):
-        if instant >= end or (count is not None and ordinal > count):
-            break
-        if instant >= start:
-            found.append(instant)
-            if len(found) > MAX_BACKFILL:
-                break
-    return found
 
 
 def _pattern_from(
@@ -83,8 +65,10 @@ async def backfill(
             " (PATCH properties.state to Enabled).",
             code="JobStateConflict",
         )
-    series = compile_plan(job.definition, _pattern_from(job.definition, job.schedule_set_at, start))
-    found = occurrences(series, start, end)
+    pattern = _pattern_from(job.definition, job.schedule_set_at, start)
+    found = await evaluate(
+        lists_calendars(job.definition), evaluation.executions, job.definition, pattern, start, end
+    )
     if len(found) > MAX_BACKFILL:
         raise BadRequest(
             f"from, to: more than {MAX_BACKFILL} executions of the job fall in"

@@ -14,11 +14,14 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.api import evaluation
 from horarium.api.collection_ops import require as require_collection
+from horarium.api.offload import evaluate
 from horarium.model.calendar import check_calendar_name, parse_calendar, render_calendar
 from horarium.model.errors import BadRequest, Conflict, NotFound
+from horarium.model.keys import lookup
 from horarium.model.names import CollectionName
-from horarium.model.schedule import compile_plan
+from horarium.model.schedule import lists_calendars
 from horarium.recurrence import RESOLVED, RecurrenceError, exclusion_names
 from horarium.store.resources import calendars, run_requests
 from horarium.store.resources.calendars import CalendarRecord, StoredJob
@@ -49,7 +52,7 @@ async def put(
 ) -> tuple[int, dict[str, Any]]:
     """Create (201) or replace (200) a calendar; the jobs that list it are scheduled again."""
     check_calendar_name(calendar_name)
-    properties = parse_calendar(raw, calendar_name)
+    properties = await evaluate(_with_ical(raw), parse_calendar, raw, calendar_name)
     collection = await require_collection(conn, name, lock=True)
     existing = await calendars.get(conn, collection.id, calendar_name)
     if existing is None:
@@ -92,6 +95,12 @@ async def delete(conn: AsyncConnection, name: CollectionName, calendar_name: str
             code="CalendarInUse",
         )
     await calendars.delete_one(conn, calendar.id)
+
+
+def _with_ical(raw: Any) -> bool:
+    """The body carries an iCalendar document: checking it is the costly part of a calendar."""
+    properties = lookup(raw, "properties") if isinstance(raw, dict) else None
+    return isinstance(properties, dict) and lookup(properties, "ical") is not None
 
 
 async def resolve(
@@ -153,19 +162,21 @@ async def _reschedule(
         values: dict[str, Any] = {"definition": definition}
         due = job.next_execution_at
         if job.state == "Enabled" and due is not None:
-            series = compile_plan(definition, job.schedule_set_at)
             done = job.next_repeat - 1
-            if job.leased:
-                upcoming = series.after(due)
-                if upcoming is not None and (series.count is None or done + 1 < series.count):
-                    values["next_execution_at"] = upcoming
-            else:
-                upcoming = series.at_or_after(min(now, due))
-                if series.count is not None and done >= series.count:
-                    upcoming = None
-                values["next_execution_at"] = upcoming
-                if upcoming is None and not await run_requests.continues_series(
-                    conn, job.id, job.schedule_set_at
-                ):
-                    values["state"] = "Completed"
+            rescheduled = await evaluate(
+                lists_calendars(definition),
+                evaluation.rescheduled,
+                definition,
+                job.schedule_set_at,
+                due,
+                job.leased,
+                done,
+                now,
+            )
+            if rescheduled.changes:
+                values["next_execution_at"] = rescheduled.next_at
+            if rescheduled.ended and not await run_requests.continues_series(
+                conn, job.id, job.schedule_set_at
+            ):
+                values["state"] = "Completed"
         await calendars.rewrite_job(conn, job.id, now, **values)

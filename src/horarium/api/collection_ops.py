@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.api.offload import evaluate
 from horarium.api.resuming import resumed_state
 from horarium.model import enums, quota
 from horarium.model.actions import uses_authentication
@@ -23,7 +24,7 @@ from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName
 from horarium.model.notifications import NOTIFICATIONS, keep_secrets
 from horarium.model.pause import PAUSE, begun
-from horarium.model.schedule import timing
+from horarium.model.schedule import lists_calendars, timing
 from horarium.store.resources import collections, jobs
 from horarium.store.resources.collections import CollectionRecord
 from horarium.store.resources.jobs import JobRecord
@@ -192,7 +193,9 @@ async def _apply_state(
         if job.state in FINAL_JOB_STATES:
             continue
         if new == CollectionState.ENABLED:
-            result = timing(
+            result = await evaluate(
+                lists_calendars(job.definition),
+                timing,
                 job.definition,
                 state=JobState.ENABLED,
                 schedule_set_at=job.schedule_set_at,

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model import datetimes
+from horarium.observe.loop_lag import LAG
 from horarium.store.resources import engine_status
 from horarium.store.resources.engine_status import MINUTE_TEXT
 
@@ -71,4 +72,5 @@ async def status(conn: AsyncConnection, now: datetime) -> dict[str, Any]:
         "inFlight": sum(p["inFlight"] for p in processes),
         "dueBacklog": await _backlog(conn, now),
         "processes": processes,
+        "eventLoopLag": LAG.worst(),
     }

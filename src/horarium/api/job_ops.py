@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.api.calendar_ops import resolve as resolve_calendars
 from horarium.api.collection_ops import require as require_collection
+from horarium.api.offload import evaluate
 from horarium.api.resuming import resumed_state
 from horarium.model import enums, quota
 from horarium.model.actions import WireStyle, uses_authentication
@@ -26,7 +27,7 @@ from horarium.model.kept_secrets import keep_stored, refuse_masks
 from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName, check_job_name
 from horarium.model.pause import PAUSE, begun, require_disabled
-from horarium.model.schedule import compile_plan, timing
+from horarium.model.schedule import check_schedule, lists_calendars, timing
 from horarium.model.secrets import masked
 from horarium.store.resources import jobs, run_requests
 from horarium.store.resources.collections import CollectionRecord
@@ -133,12 +134,14 @@ async def put(
     else:
         _settable(state)
     _paused(wanted, state, existing, now)
-    compile_plan(wanted.definition, now)
+    await evaluate(lists_calendars(wanted.definition), check_schedule, wanted.definition, now)
     _check_limits(collection, wanted)
     if existing is None:
         limit = quota.limits(collection.sku, collection.document.get("quota"))
         quota.check_job_count(limit, await jobs.count(conn, collection.id) + 1, collection.name)
-    result = timing(
+    result = await evaluate(
+        lists_calendars(wanted.definition),
+        timing,
         wanted.definition,
         state=state,
         schedule_set_at=now,
@@ -201,7 +204,7 @@ async def patch(
     old, new = existing.definition, wanted.definition
     rescheduled = any(old.get(k) != new.get(k) for k in ("startTime", "recurrence"))
     schedule_set_at = now if rescheduled else existing.schedule_set_at
-    compile_plan(new, schedule_set_at)
+    await evaluate(lists_calendars(new), check_schedule, new, schedule_set_at)
     _check_limits(collection, wanted)
     values: dict[str, Any] = {"definition": new}
     if rescheduled:
@@ -209,7 +212,9 @@ async def patch(
     if state == JobState.ENABLED and existing.state == JobState.ENABLED and not rescheduled:
         pass  # the engine's next execution stands
     else:
-        result = timing(
+        result = await evaluate(
+            lists_calendars(new),
+            timing,
             new,
             state=state,
             schedule_set_at=schedule_set_at,

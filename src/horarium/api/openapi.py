@@ -124,6 +124,11 @@ _ENGINE = {
                 "oldestDueTime": {"type": ["string", "null"], "format": "date-time"},
             },
         },
+        "eventLoopLag": {
+            "type": "number",
+            "description": "Seconds: the worst delay of the answering process's event loop over"
+            " the last 10 s (the gauge horarium_event_loop_lag_seconds).",
+        },
         "processes": {
             "type": "array",
             "items": {

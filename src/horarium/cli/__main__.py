@@ -2,4 +2,5 @@
 
 from horarium.cli import main
 
-main()
+if __name__ == "__main__":  # not when a process pool's worker imports this module again
+    main()

@@ -15,6 +15,14 @@ class ApiError(Exception):
         if code is not None:
             self.code = code
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt with its code when it crosses a process boundary (api/offload.py).
+        return (_rebuilt, (type(self), self.message, self.code))
+
+
+def _rebuilt(kind: type[ApiError], message: str, code: str) -> ApiError:
+    return kind(message, code=code)
+
 
 class BadRequest(ApiError):
     """Malformed or invalid input; the message names the field and the rule."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
-from horarium.recurrence import Plan, RecurrenceError, plan
+from horarium.recurrence import RESOLVED, Plan, RecurrenceError, plan
 
 
 def compile_plan(definition: dict[str, Any], created: datetime) -> Plan:
@@ -29,6 +29,17 @@ def compile_plan(definition: dict[str, Any], created: datetime) -> Plan:
         raise BadRequest(f"properties.{e}") from e
     except (ValueError, OverflowError, ArithmeticError) as e:
         raise BadRequest(f"properties.recurrence: the schedule cannot be computed ({e})") from e
+
+
+def check_schedule(definition: dict[str, Any], created: datetime) -> None:
+    """`compile_plan` for its verdict alone: a 400 when the schedule cannot be computed."""
+    compile_plan(definition, created)
+
+
+def lists_calendars(definition: dict[str, Any]) -> bool:
+    """The (resolved) definition lists exclusion calendars: computing its series may be costly
+    (within the recurrence package's limits), so the API does it off the event loop."""
+    return bool(definition.get(RESOLVED))
 
 
 @dataclass(frozen=True)

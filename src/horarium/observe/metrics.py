@@ -91,6 +91,11 @@ ACTION_DURATION = Histogram(
     ["action_type", "outcome"],
     buckets=_ACTION,
 )
+LOOP_LAG = Gauge(
+    "horarium_event_loop_lag_seconds",
+    "The worst delay of the event loop over the last 10 s: how long a request or a timer"
+    " waited behind other work in this process.",
+)
 IN_FLIGHT = Gauge(
     "horarium_executions_in_flight", "Executions whose action is running in this process."
 )

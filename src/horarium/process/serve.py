@@ -8,6 +8,7 @@ probes also answer on a port of their own (`horarium.process.probe_server`)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -18,16 +19,18 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium import logs
-from horarium.api import probes
+from horarium.api import offload, probes
 from horarium.api.app import create_api
 from horarium.api.authentication import Authenticator
 from horarium.api.first_key import ADMIN_TOKEN_FILE, make_first_key
 from horarium.api.hosts import allowed_hosts
 from horarium.api.oidc import OidcVerifier
 from horarium.config import Settings
+from horarium.engine.tasks import cancel_and_wait
 from horarium.loops import running_loop_name
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
+from horarium.observe.loop_lag import LAG
 from horarium.process.opening import prepare
 from horarium.process.ports import bind
 from horarium.process.probe_server import ProbeServer
@@ -49,6 +52,7 @@ def create_app(
         db = create_engine(settings.database_url, keyring=keyring)
         stop = None
         listener = None
+        watching = asyncio.create_task(LAG.watch(), name="horarium-loop-lag")
         try:
             app.state.store = Store(db)
             app.state.settings = settings
@@ -93,6 +97,8 @@ def create_app(
                 await stop()
             if authenticator is not None:
                 await authenticator.close()
+            await cancel_and_wait(watching)
+            offload.shut_down()
             await db.dispose()
 
     return create_api(

@@ -17,9 +17,11 @@ from horarium.api.authentication import Authenticator
 from horarium.api.probes import create_probe_app, install, probe_hosts
 from horarium.config import Settings
 from horarium.engine.service import running, start_engine, state
+from horarium.engine.tasks import cancel_and_wait
 from horarium.loops import loop_factory
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
+from horarium.observe.loop_lag import LAG
 from horarium.process.opening import prepare
 from horarium.process.ports import bind
 from horarium.process.probe_server import ProbeServer
@@ -51,6 +53,7 @@ async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socke
     db = create_engine(settings.database_url, keyring=keyring)
     authenticator = Authenticator() if sockets and settings.auth == "keys" else None
     probes = None
+    watching = asyncio.create_task(LAG.watch(), name="horarium-loop-lag")
     try:
         stop = await start_engine(db, settings)
         if sockets:
@@ -84,6 +87,7 @@ async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socke
     finally:
         if authenticator is not None:
             await authenticator.close()
+        await cancel_and_wait(watching)
         await db.dispose()
 
 

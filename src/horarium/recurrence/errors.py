@@ -11,3 +11,6 @@ class RecurrenceError(ValueError):
         super().__init__(f"{field}: {rule}")
         self.field = field
         self.rule = rule
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.field, self.rule))

@@ -46,6 +46,8 @@ export async function enginePage(view) {
       h("div", { class: "tiles" },
         tile("in flight", String(status.inFlight), `${status.processes.length} process(es) holding work`),
         tile("due backlog", String(backlog.jobs + backlog.executions), oldest),
+        tile("event loop lag", `${Math.round((status.eventLoopLag ?? 0) * 1000)} ms`,
+          "worst of the last 10 s in the process answering"),
         tile("executions in the last hour", String(total),
           `${lastMinute.completed + lastMinute.failed + lastMinute.postponed + (lastMinute.skipped ?? 0)} in the last full minute`)),
       h("div", { class: "card" }, barChart(rows, { caption: "Executions per minute (UTC): completed, failed, postponed, skipped", width: 900, height: 160 }),
