@@ -29,6 +29,7 @@ MODULE_SECONDS = {
     "tests/api/test_api_sdk.py": 42,
     "tests/security/test_secret_rotation.py": 42,
     "tests/api/test_api_notifications.py": 32,
+    "tests/ops/test_database_partition.py": 30,
     "tests/engine/test_cluster_wake.py": 27,
     "tests/engine/test_queue_actions.py": 27,
     "tests/security/test_api_keys_cli.py": 25,

@@ -7,6 +7,8 @@ touching the shared server: `cut()` closes every connection through it and refus
         ...
         proxy.cut()      # the database is unreachable: connections drop, new ones are refused
         proxy.restore()  # reachable again
+        proxy.freeze()   # a silent partition: connections stay open, no byte gets through
+        proxy.thaw()     # the network heals: what was held goes through, in order
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class DatabaseProxy:
         self._listener: socket.socket | None = None
         self._accepting: threading.Thread | None = None
         self._closed = False
+        self._flowing = threading.Event()  # cleared: bytes are held, nothing is said
+        self._flowing.set()
 
     def __enter__(self) -> DatabaseProxy:
         self.restore()
@@ -70,6 +74,15 @@ class DatabaseProxy:
             for sock in pair:
                 _close(sock)
 
+    def freeze(self) -> None:
+        """Hold every byte both ways (new connections are accepted and held too), as a network
+        that drops packets silently: neither side hears anything, nothing is closed."""
+        self._flowing.clear()
+
+    def thaw(self) -> None:
+        """Let the held bytes, and everything after them, through again."""
+        self._flowing.set()
+
     @property
     def connections(self) -> int:
         with self._lock:
@@ -98,7 +111,10 @@ class DatabaseProxy:
         selector.register(server, selectors.EVENT_READ, client)
         try:
             while True:
-                for key, _ in selector.select():
+                self._flowing.wait()
+                for key, _ in selector.select(timeout=0.05):
+                    if not self._flowing.is_set():
+                        break  # frozen: leave the bytes where they are
                     source: socket.socket = key.fileobj  # type: ignore[assignment]
                     data = source.recv(65536)
                     if not data:

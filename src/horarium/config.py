@@ -48,6 +48,12 @@ class Settings:
         api=True,
         flag="--engine/--no-engine",
     )
+    database_timeout: float = option(
+        10.0,
+        "Seconds a PostgreSQL statement may take (also while the network to it is silent):"
+        " past it the statement is cancelled, the API answers 503 and the engine backs off as"
+        " in an outage (0: no limit).",
+    )
     http_timeout: float = option(60.0, "Seconds an HTTP action may take.")
     grace_period: float = option(60.0, "Seconds late before an execution counts as missed.")
     poll_interval: float = option(1.0, "Longest sleep between looks for due work.")

@@ -26,7 +26,7 @@ def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaita
     from horarium.store.core.db import create_engine, migrate, write_transaction
 
     async def run() -> T:
-        engine = create_engine(settings.database_url)
+        engine = create_engine(settings.database_url, timeout=settings.database_timeout)
         try:
             await migrate(engine)
             async with write_transaction(engine) as conn:

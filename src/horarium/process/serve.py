@@ -49,7 +49,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = create_engine(settings.database_url, keyring=keyring)
+        db = create_engine(
+            settings.database_url, keyring=keyring, timeout=settings.database_timeout
+        )
         stop = None
         listener = None
         watching = asyncio.create_task(LAG.watch(), name="horarium-loop-lag")

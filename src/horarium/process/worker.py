@@ -50,7 +50,7 @@ def run(settings: Settings) -> None:
 
 
 async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socket]) -> None:
-    db = create_engine(settings.database_url, keyring=keyring)
+    db = create_engine(settings.database_url, keyring=keyring, timeout=settings.database_timeout)
     authenticator = Authenticator() if sockets and settings.auth == "keys" else None
     probes = None
     watching = asyncio.create_task(LAG.watch(), name="horarium-loop-lag")

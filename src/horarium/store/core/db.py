@@ -47,9 +47,14 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_engine(url: str, *, keyring: Keyring | None = None, **kwargs: Any) -> AsyncEngine:
+def create_engine(
+    url: str, *, keyring: Keyring | None = None, timeout: float | None = None, **kwargs: Any
+) -> AsyncEngine:
     """An async engine; for SQLite the file is made private (see above) and WAL mode switched
-    on. `keyring` seals and opens the secrets of the job definitions (`store.core.sealing`)."""
+    on. `keyring` seals and opens the secrets of the job definitions (`store.core.sealing`).
+    `timeout` (PostgreSQL): seconds a statement may take, waiting on the network included;
+    past it the statement is cancelled with `TimeoutError` (an outage, `store.core.outages`).
+    None: no limit (migrations, key rotation: work that may rightly take long)."""
     full = make_url(async_url(url))
     if full.drivername.startswith("sqlite"):
         if full.database and full.database != ":memory:":
@@ -63,11 +68,22 @@ def create_engine(url: str, *, keyring: Keyring | None = None, **kwargs: Any) ->
         # is tested when taken (one round trip) and replaced, so the first requests after the
         # database is back succeed. A connection attempt gives up after CONNECT_TIMEOUT.
         kwargs.setdefault("pool_pre_ping", True)
-        kwargs.setdefault("connect_args", {"timeout": CONNECT_TIMEOUT})
+        kwargs.setdefault("connect_args", _connect_args(timeout))
         engine = create_async_engine(full, **kwargs)
     if keyring is not None:
         attach(engine, keyring)
     return engine
+
+
+def _connect_args(timeout: float | None) -> dict[str, Any]:
+    """asyncpg's: connecting gives up after CONNECT_TIMEOUT; with a `timeout`, the client
+    cancels a statement that has not answered by then (a silent network: the server cannot
+    say anything) and the server cancels one that runs longer (it frees what it holds)."""
+    args: dict[str, Any] = {"timeout": CONNECT_TIMEOUT}
+    if timeout is not None and timeout > 0:
+        args["command_timeout"] = timeout
+        args["server_settings"] = {"statement_timeout": str(max(1, round(timeout * 1000)))}
+    return args
 
 
 def private_sqlite_file(path: Path) -> None:

@@ -17,6 +17,7 @@ _DRIVER_OUTAGES = (
     asyncpg.CannotConnectNowError,  # starting up, or in recovery
     asyncpg.AdminShutdownError,  # shutting down
     asyncpg.CrashShutdownError,
+    asyncpg.QueryCanceledError,  # ran past statement_timeout (--database-timeout): too slow now
 )
 _NETWORK = (ConnectionError, TimeoutError, socket.gaierror)
 
