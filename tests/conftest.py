@@ -54,6 +54,7 @@ MODULE_SECONDS = {
     "tests/security/test_input_hygiene.py": 9,
     "tests/engine/test_executions.py": 9,
     "tests/security/test_secret_masking.py": 8,
+    "tests/ops/test_disk_full.py": 6,
     "tests/api/test_api_recordings.py": 8,
     "tests/engine/test_worker.py": 8,
     "tests/api/test_api_quotas.py": 7,

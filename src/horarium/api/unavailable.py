@@ -1,9 +1,11 @@
-"""503 while the database cannot be reached: an ARM error `ServiceUnavailable` with
+"""503 while the database cannot be reached or written: an ARM error `ServiceUnavailable` with
 `Retry-After`, never a 500 or a traceback. A pure ASGI middleware around authentication (which
-reads API keys from the database) and the routes; other errors pass through unchanged.
+reads API keys from the database) and the routes. Any other error not answered yet is a 500
+ARM error, logged with its traceback; the connection stays open for the client's next request
+(letting the exception reach the server closed it, and the next request on it was reset).
 
-The reason is logged at WARNING (`horarium.api.unavailable`), one line per `LOG_EVERY` seconds
-of outage however many requests are refused."""
+The reason of a 503 is logged at WARNING (`horarium.api.unavailable`), one line per `LOG_EVERY`
+seconds of outage however many requests are refused."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from horarium.api.wire import arm_error
-from horarium.store.core.outages import is_outage, one_line
+from horarium.store.core.outages import cannot_write, is_outage, one_line
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +24,11 @@ LOG_EVERY = 30.0  # seconds between two warnings of one outage
 MESSAGE = (
     "The service cannot reach its database at the moment; nothing was changed."
     f" Try again in a few seconds (Retry-After: {RETRY_AFTER})."
+)
+FULL_MESSAGE = (
+    "The service's database cannot store anything at the moment (its disk is full, or it is"
+    " read-only); nothing of this request was stored. Try again once an operator has freed"
+    f" space (Retry-After: {RETRY_AFTER})."
 )
 
 
@@ -44,10 +51,18 @@ class Unavailable:
         try:
             await self.app(scope, receive, sending)
         except Exception as exc:
-            if started or not is_outage(exc):
+            if started:
                 raise
+            if not is_outage(exc):
+                log.error("unexpected error", exc_info=exc)
+                response = arm_error(
+                    500, "InternalServerError", "The server encountered an internal error."
+                )
+                await response(scope, receive, send)
+                return
             self._lost(exc)
-            response = arm_error(503, "ServiceUnavailable", MESSAGE)
+            message = FULL_MESSAGE if cannot_write(exc) else MESSAGE
+            response = arm_error(503, "ServiceUnavailable", message)
             response.headers["Retry-After"] = str(RETRY_AFTER)
             await response(scope, receive, send)
 
@@ -55,4 +70,5 @@ class Unavailable:
         now = time.monotonic()
         if now - self._logged_at >= LOG_EVERY:
             self._logged_at = now
-            log.warning("the database cannot be reached (%s): answering 503", one_line(exc))
+            what = "written" if cannot_write(exc) else "reached"
+            log.warning("the database cannot be %s (%s): answering 503", what, one_line(exc))

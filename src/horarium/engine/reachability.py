@@ -12,7 +12,7 @@ import logging
 import random
 import time
 
-from horarium.store.core.outages import is_outage, one_line
+from horarium.store.core.outages import cannot_write, is_outage, one_line
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ class Reachability:
         if self._down_since is None:
             self._down_since = time.monotonic()
             log.warning(
-                "the database cannot be reached (%s); the engine retries until it answers",
+                "the database cannot be %s (%s); the engine retries until it answers",
+                "written" if cannot_write(exc) else "reached",
                 one_line(exc),
             )
         wait = min(BACKOFF_FIRST * 2.0**self._failures, BACKOFF_MAX)

@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
 import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -25,6 +27,7 @@ log = logging.getLogger(__name__)
 
 PING_TIMEOUT = 2.0  # seconds the database has to answer
 REUSE_SECONDS = 1.0  # an answer serves the probes of the next second: one query a second at most
+MIN_FREE = 64 * 1024  # bytes a SQLite database's disk needs free to count as writable
 
 
 @dataclass(frozen=True)
@@ -159,8 +162,32 @@ class Readiness:
                     f" needs {head}.",
                 )
             ]
-        return []
+        return (
+            _sqlite_writable(self._db.url.database)
+            if self._db.url.get_backend_name() == "sqlite"
+            else []
+        )
 
     async def _revision(self) -> str | None:
         async with self._db.connect() as conn:
             return await schema_revision(conn)
+
+
+def _sqlite_writable(database: str | None) -> list[Problem]:
+    """A SQLite file that cannot be written: its disk full (less than `MIN_FREE` left), or
+    the file or its folder read-only. Reads still work; every write fails (503)."""
+    if not database or database == ":memory:":
+        return []
+    path = Path(database)
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return []
+    if free < MIN_FREE:
+        log.warning("readiness: the database's disk has %d bytes free", free)
+        return [
+            Problem("DatabaseCannotWrite", "The database's disk is full: nothing can be stored.")
+        ]
+    if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        return [Problem("DatabaseCannotWrite", "The database file or its folder is read-only.")]
+    return []

@@ -1,0 +1,90 @@
+"""SQLite on a full disk (a 3 MB tmpfs filled up): writes answer 503 ServiceUnavailable saying
+so, on the same keep-alive connection, never a 500 or a reset; reads still answer; /readyz says
+not ready while nothing can be stored; once space is freed writes and /readyz recover. Nothing
+of a refused request is stored. Before, a PUT answered 500 with a traceback and the next request
+on the connection was reset."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.server_process import running_server
+from tests.support import IN_CI, wait_until
+
+API = {"api-version": "2016-03-01"}
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB tmpfs of its own (mounting needs root)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3M", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        reason = f"cannot mount a tmpfs here ({mounted.stderr.strip()})"
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: it must run)")
+        pytest.skip(reason)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _job(i: int) -> dict[str, Any]:
+    return {
+        "properties": {
+            "startTime": "2031-01-01T00:00:00Z",
+            "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+            "description": f"job {i} " + "x" * 4000,
+        }
+    }
+
+
+def test_a_full_disk_answers_503_and_recovers_when_space_is_freed(small_disk: Path) -> None:
+    with running_server(small_disk / "work", engine=True) as server:
+        http = httpx.Client(base_url=server.base_url, timeout=30, headers=server.auth_headers())
+        collection = (
+            f"/subscriptions/sub-{uuid.uuid4().hex[:6]}/resourceGroups/rg"
+            "/providers/Microsoft.Scheduler/jobCollections/full"
+        )
+        body = {"location": "West US", "properties": {"sku": {"name": "P20Premium"}}}
+        assert http.put(collection, params=API, json=body).status_code == 201
+        filler = small_disk / "filler"
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)
+
+        refused = [http.put(f"{collection}/jobs/j{i}", params=API, json=_job(i)) for i in range(8)]
+        for response in refused:  # one keep-alive connection: none of them was reset
+            assert response.status_code == 503, response.text
+            error = response.json()["error"]
+            assert error["code"] == "ServiceUnavailable"
+            assert "disk is full" in error["message"], error
+            assert response.headers["Retry-After"]
+        assert http.get(collection, params=API).status_code == 200  # reads still work
+        ready = httpx.get(server.url("/readyz"), timeout=10)
+        assert ready.status_code == 503
+        assert ready.json()["error"]["details"][0]["code"] == "DatabaseCannotWrite"
+
+        filler.unlink()
+        wait_until(
+            lambda: httpx.get(server.url("/readyz"), timeout=10).status_code == 200,
+            "/readyz to recover once space is freed",
+        )
+        response = http.put(f"{collection}/jobs/after", params=API, json=_job(99))
+        assert response.status_code == 201, response.text
+        names = [j["name"] for j in http.get(f"{collection}/jobs", params=API).json()["value"]]
+        assert names == ["full/after"], names  # nothing of the refused requests was stored
+        log = server.log()
+    assert "Traceback" not in log
+    assert log.count("the database cannot be written") <= 2, log  # one line, not one a request
