@@ -26,6 +26,13 @@ from horarium.store.core.sealing import Keyring, attach
 MIGRATIONS = Path(__file__).with_name("migrations")
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 CONNECT_TIMEOUT = 10.0  # seconds a new PostgreSQL connection may take
+# The server's TCP keepalives on a service's connections: a process that vanished with the
+# network (no FIN) has its backends, and what they hold, freed after about a minute.
+SERVER_KEEPALIVES = {
+    "tcp_keepalives_idle": "30",
+    "tcp_keepalives_interval": "10",
+    "tcp_keepalives_count": "3",
+}
 
 
 def async_url(url: str) -> str:
@@ -78,11 +85,15 @@ def create_engine(
 def _connect_args(timeout: float | None) -> dict[str, Any]:
     """asyncpg's: connecting gives up after CONNECT_TIMEOUT; with a `timeout`, the client
     cancels a statement that has not answered by then (a silent network: the server cannot
-    say anything) and the server cancels one that runs longer (it frees what it holds)."""
+    say anything), the server cancels one that runs longer (it frees what it holds), and the
+    server probes an idle connection (`SERVER_KEEPALIVES`)."""
     args: dict[str, Any] = {"timeout": CONNECT_TIMEOUT}
     if timeout is not None and timeout > 0:
         args["command_timeout"] = timeout
-        args["server_settings"] = {"statement_timeout": str(max(1, round(timeout * 1000)))}
+        args["server_settings"] = {
+            "statement_timeout": str(max(1, round(timeout * 1000))),
+            **SERVER_KEEPALIVES,
+        }
     return args
 
 
