@@ -37,6 +37,7 @@ MODULE_SECONDS = {
     "tests/api/test_api_backoff_and_templates.py": 23,
     "tests/ui/test_dashboard_browser.py": 23,
     "tests/ops/test_health_probes.py": 21,
+    "tests/security/test_slow_headers.py": 14,
     "tests/ui/test_dashboard_screenshots.py": 19,
     "tests/ops/test_engine_log_lines.py": 18,
     "tests/engine/test_notification_cluster.py": 17,

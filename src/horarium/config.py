@@ -48,6 +48,12 @@ class Settings:
         api=True,
         flag="--engine/--no-engine",
     )
+    header_timeout: float = option(
+        10.0,
+        "Seconds a request's line and headers may take to arrive once it has begun; a slower"
+        " client is disconnected.",
+        api=True,
+    )
     database_timeout: float = option(
         10.0,
         "Seconds a PostgreSQL statement may take (also while the network to it is silent):"

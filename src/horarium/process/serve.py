@@ -31,6 +31,7 @@ from horarium.loops import running_loop_name
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
 from horarium.observe.loop_lag import LAG
+from horarium.process.head_timeout import with_head_timeout
 from horarium.process.opening import prepare
 from horarium.process.ports import bind
 from horarium.process.probe_server import ProbeServer
@@ -196,6 +197,7 @@ def serve(settings: Settings) -> None:
             log_level=None,
             lifespan="on",
             server_header=False,
+            http=with_head_timeout(settings.header_timeout),
             # The client address and scheme come from the connection, unless it is from a
             # proxy named by --forwarded-allow-ips.
             proxy_headers=bool(settings.forwarded_allow_ips),
