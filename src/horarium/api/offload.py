@@ -13,6 +13,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import ParamSpec, TypeVar
@@ -21,6 +24,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 WORKERS = 2  # processes in the pool
+PARENT_CHECK = 1.0  # seconds between a worker's looks at whether the service still runs
 
 _pool: ProcessPoolExecutor | None = None
 
@@ -37,8 +41,24 @@ async def evaluate(costly: bool, work: Callable[P, T], *args: P.args, **kwargs: 
 def _the_pool() -> ProcessPoolExecutor:
     global _pool
     if _pool is None:
-        _pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
+        _pool = ProcessPoolExecutor(
+            WORKERS,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_leave_with,
+            initargs=(os.getpid(),),
+        )
     return _pool
+
+
+def _leave_with(parent: int) -> None:
+    """In a worker: exit once the service process is gone (killed, it could not stop us)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="horarium-offload-parent", daemon=True).start()
 
 
 def shut_down() -> None:

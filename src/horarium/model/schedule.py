@@ -12,6 +12,8 @@ The rules the engine relies on (docs/api.md, "Scheduling fields"):
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,9 +22,29 @@ from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
 from horarium.recurrence import RESOLVED, Plan, RecurrenceError, plan
 
+# Compiled series of definitions that list calendars, the most recently used kept: one request
+# compiles its job more than once (validating, then scheduling), and compiling reads every
+# calendar. They are compiled in the offload pool's single-threaded workers (`api/offload.py`).
+KEPT_PLANS = 16
+_kept: OrderedDict[tuple[str, datetime], Plan] = OrderedDict()
+
 
 def compile_plan(definition: dict[str, Any], created: datetime) -> Plan:
     """The job's series; invalid timing is a 400 carrying the recurrence engine's message."""
+    if not lists_calendars(definition):
+        return _compiled(definition, created)
+    key = (json.dumps(definition, sort_keys=True, default=str), created)
+    found = _kept.get(key)
+    if found is None:
+        found = _kept[key] = _compiled(definition, created)
+        if len(_kept) > KEPT_PLANS:
+            _kept.popitem(last=False)
+    else:
+        _kept.move_to_end(key)
+    return found
+
+
+def _compiled(definition: dict[str, Any], created: datetime) -> Plan:
     try:
         return plan(definition, created=created)
     except RecurrenceError as e:

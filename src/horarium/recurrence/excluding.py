@@ -35,7 +35,7 @@ MAX_SHIFT_DAYS = 31  # an execution moves at most this many days; else it is ski
 HORIZON_DAYS = 3660  # executions excluded for this long in a row: the series has ended
 # Checks of an instant or a day against the calendars one search may make (finding the next
 # run, or a listing); past it the search stops with an error naming the limit.
-MAX_CHECKS = 50_000
+MAX_CHECKS = 20_000
 
 __all__ = [
     "MODES",
