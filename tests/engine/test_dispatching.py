@@ -107,16 +107,28 @@ async def test_stopping_during_a_claim_hands_back_what_it_claimed(
     settings = engine_settings(lease_seconds=300)
     first = Scheduler(db, settings, actions, clock=clock, owner="first")
     claim = first.runs.claim
-    claimed = asyncio.Event()
+    claimed, release = asyncio.Event(), asyncio.Event()
 
     async def slow_claim(*args: Any, **kwargs: Any) -> list[Claimed]:
         found = await claim(*args, **kwargs)
         if found:
             claimed.set()
-            await asyncio.sleep(0.3)  # the round is still under way when the stop comes
+            await release.wait()  # the round is still under way when the stop comes
         return found
 
+    stop_dispatcher = first.dispatcher.stop
+
+    async def stop_then_release() -> None:
+        # The scheduler's other parts stop first (on PostgreSQL closing the listener takes a
+        # round trip); the claim returns only once the dispatcher is stopping.
+        stopping = asyncio.ensure_future(stop_dispatcher())
+        await asyncio.sleep(0)  # its first step marks it stopping
+        assert first.dispatcher.stopping
+        release.set()
+        await stopping
+
     first.runs.claim = slow_claim  # type: ignore[method-assign]
+    first.dispatcher.stop = stop_then_release  # type: ignore[method-assign]
     first.start()
     await asyncio.wait_for(claimed.wait(), 10)
     await first.stop()

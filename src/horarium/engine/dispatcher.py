@@ -96,6 +96,11 @@ class Dispatcher:
         return self._loop_task is not None and not self._loop_task.done()
 
     @property
+    def stopping(self) -> bool:
+        """Whether `stop` has begun: no attempt starts any more."""
+        return self._stopping
+
+    @property
     def in_flight(self) -> int:
         """Executions started and not yet ended."""
         return len(self._running)
