@@ -16,9 +16,13 @@ from __future__ import annotations
 import selectors
 import socket
 import threading
+from collections.abc import Iterator
 from types import TracebackType
 
-from tests.support import free_port
+import pytest
+from sqlalchemy.engine import make_url
+
+from tests.support import free_port, fresh_pg_database
 
 
 class DatabaseProxy:
@@ -137,3 +141,13 @@ def _close(sock: socket.socket) -> None:
     except OSError:
         pass
     sock.close()
+
+
+@pytest.fixture
+def proxied_database() -> Iterator[tuple[str, DatabaseProxy]]:
+    """A fresh PostgreSQL database reached through a `DatabaseProxy`: its URL and the proxy.
+    A test module takes it with `from tests.db_proxy import proxied_database as
+    proxied_database`."""
+    with fresh_pg_database() as url, DatabaseProxy(5432) as proxy:
+        through = make_url(url).set(host="127.0.0.1", port=proxy.port)
+        yield through.render_as_string(hide_password=False), proxy

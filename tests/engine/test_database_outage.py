@@ -11,7 +11,6 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,12 +18,11 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy.engine import make_url
 
 from tests.db_proxy import DatabaseProxy
+from tests.db_proxy import proxied_database as proxied_database
 from tests.engine.live_servers import LiveServers, Recorder, wait_until
 from tests.server_process import ServerProcess
-from tests.support import fresh_pg_database
 
 pytestmark = pytest.mark.postgres
 
@@ -80,13 +78,6 @@ def keep_calling(
 
 def _action(uri: str) -> dict[str, Any]:
     return {"type": "Http", "request": {"uri": uri, "method": "GET"}}
-
-
-@pytest.fixture
-def proxied_database() -> Iterator[tuple[str, DatabaseProxy]]:
-    with fresh_pg_database() as url, DatabaseProxy(5432) as proxy:
-        through = make_url(url).set(host="127.0.0.1", port=proxy.port)
-        yield through.render_as_string(hide_password=False), proxy
 
 
 def test_service_survives_a_database_outage_under_load(

@@ -7,7 +7,6 @@ on the connection was reset."""
 from __future__ import annotations
 
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.api.api_client import Api
 from tests.server_process import running_server
 from tests.support import IN_CI, wait_until
-
-API = {"api-version": "2016-03-01"}
 
 
 @pytest.fixture
@@ -54,24 +52,19 @@ def _job(i: int) -> dict[str, Any]:
 
 def test_a_full_disk_answers_503_and_recovers_when_space_is_freed(small_disk: Path) -> None:
     with running_server(small_disk / "work", engine=True) as server:
-        http = httpx.Client(base_url=server.base_url, timeout=30, headers=server.auth_headers())
-        collection = (
-            f"/subscriptions/sub-{uuid.uuid4().hex[:6]}/resourceGroups/rg"
-            "/providers/Microsoft.Scheduler/jobCollections/full"
-        )
-        body = {"location": "West US", "properties": {"sku": {"name": "P20Premium"}}}
-        assert http.put(collection, params=API, json=body).status_code == 201
+        api = Api(server)
+        name = api.new_collection("P20Premium")
         filler = small_disk / "filler"
         subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)
 
-        refused = [http.put(f"{collection}/jobs/j{i}", params=API, json=_job(i)) for i in range(8)]
+        refused = [api.put(api.job(name, f"j{i}"), _job(i)) for i in range(8)]
         for response in refused:  # one keep-alive connection: none of them was reset
             assert response.status_code == 503, response.text
             error = response.json()["error"]
             assert error["code"] == "ServiceUnavailable"
             assert "disk is full" in error["message"], error
             assert response.headers["Retry-After"]
-        assert http.get(collection, params=API).status_code == 200  # reads still work
+        assert api.get(api.collection(name)).status_code == 200  # reads still work
         ready = httpx.get(server.url("/readyz"), timeout=10)
         assert ready.status_code == 503
         assert ready.json()["error"]["details"][0]["code"] == "DatabaseCannotWrite"
@@ -81,10 +74,12 @@ def test_a_full_disk_answers_503_and_recovers_when_space_is_freed(small_disk: Pa
             lambda: httpx.get(server.url("/readyz"), timeout=10).status_code == 200,
             "/readyz to recover once space is freed",
         )
-        response = http.put(f"{collection}/jobs/after", params=API, json=_job(99))
+        response = api.put(api.job(name, "after"), _job(99))
         assert response.status_code == 201, response.text
-        names = [j["name"] for j in http.get(f"{collection}/jobs", params=API).json()["value"]]
-        assert names == ["full/after"], names  # nothing of the refused requests was stored
+        listed = api.get(api.collection(name) + "/jobs").json()["value"]
+        assert [j["name"] for j in listed] == [f"{name}/after"], (
+            listed
+        )  # nothing of the refused requests was stored
         log = server.log()
     assert "Traceback" not in log
     assert log.count("the database cannot be written") <= 2, log  # one line, not one a request
