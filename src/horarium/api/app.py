@@ -23,7 +23,7 @@ from horarium.api.hosts import LOOPBACK_NAMES, HostCheck
 from horarium.api.request_metrics import RequestMetrics
 from horarium.api.routes import router
 from horarium.api.unavailable import Unavailable
-from horarium.api.wire import arm_error
+from horarium.api.wire import arm_error, internal_error
 from horarium.model.errors import ApiError
 from horarium.recurrence import RecurrenceError
 
@@ -176,7 +176,7 @@ def create_api(
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> Response:
         log.exception("unexpected error", exc_info=exc)
-        return arm_error(500, "InternalServerError", "The server encountered an internal error.")
+        return internal_error()
 
     public_paths = {"/openapi.json", *ui_paths}
     public_paths |= probes.public_paths(metrics_public)

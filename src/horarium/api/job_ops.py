@@ -27,7 +27,7 @@ from horarium.model.kept_secrets import keep_stored, refuse_masks
 from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName, check_job_name
 from horarium.model.pause import PAUSE, begun, require_disabled
-from horarium.model.schedule import check_schedule, lists_calendars, timing
+from horarium.model.schedule import check_schedule, checked_timing, lists_calendars
 from horarium.model.secrets import masked
 from horarium.store.resources import jobs, run_requests
 from horarium.store.resources.collections import CollectionRecord
@@ -134,14 +134,9 @@ async def put(
     else:
         _settable(state)
     _paused(wanted, state, existing, now)
-    await evaluate(lists_calendars(wanted.definition), check_schedule, wanted.definition, now)
-    _check_limits(collection, wanted)
-    if existing is None:
-        limit = quota.limits(collection.sku, collection.document.get("quota"))
-        quota.check_job_count(limit, await jobs.count(conn, collection.id) + 1, collection.name)
     result = await evaluate(
         lists_calendars(wanted.definition),
-        timing,
+        checked_timing,
         wanted.definition,
         state=state,
         schedule_set_at=now,
@@ -150,6 +145,10 @@ async def put(
         collection_enabled=collection.state == CollectionState.ENABLED,
         fresh=True,
     )
+    _check_limits(collection, wanted)
+    if existing is None:
+        limit = quota.limits(collection.sku, collection.document.get("quota"))
+        quota.check_job_count(limit, await jobs.count(conn, collection.id) + 1, collection.name)
     if existing is None:
         await jobs.insert_one(
             conn,
@@ -204,17 +203,13 @@ async def patch(
     old, new = existing.definition, wanted.definition
     rescheduled = any(old.get(k) != new.get(k) for k in ("startTime", "recurrence"))
     schedule_set_at = now if rescheduled else existing.schedule_set_at
-    await evaluate(lists_calendars(new), check_schedule, new, schedule_set_at)
-    _check_limits(collection, wanted)
-    values: dict[str, Any] = {"definition": new}
-    if rescheduled:
-        values["schedule_set_at"] = now
+    result = None  # the engine's next execution stands
     if state == JobState.ENABLED and existing.state == JobState.ENABLED and not rescheduled:
-        pass  # the engine's next execution stands
+        await evaluate(lists_calendars(new), check_schedule, new, schedule_set_at)
     else:
         result = await evaluate(
             lists_calendars(new),
-            timing,
+            checked_timing,
             new,
             state=state,
             schedule_set_at=schedule_set_at,
@@ -223,6 +218,11 @@ async def patch(
             collection_enabled=collection.state == CollectionState.ENABLED,
             fresh=rescheduled,
         )
+    _check_limits(collection, wanted)
+    values: dict[str, Any] = {"definition": new}
+    if rescheduled:
+        values["schedule_set_at"] = now
+    if result is not None:
         state = result.state if rescheduled else await resumed_state(conn, existing, result)
         values["next_execution_at"] = result.next_execution_at
     if state != existing.state:

@@ -14,8 +14,8 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from horarium.api.wire import arm_error
-from horarium.store.core.outages import cannot_write, is_outage, one_line
+from horarium.api.wire import arm_error, internal_error
+from horarium.store.core.outages import cannot_write, failing, is_outage, one_line
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +55,7 @@ class Unavailable:
                 raise
             if not is_outage(exc):
                 log.error("unexpected error", exc_info=exc)
-                response = arm_error(
-                    500, "InternalServerError", "The server encountered an internal error."
-                )
-                await response(scope, receive, send)
+                await internal_error()(scope, receive, send)
                 return
             self._lost(exc)
             message = FULL_MESSAGE if cannot_write(exc) else MESSAGE
@@ -70,5 +67,6 @@ class Unavailable:
         now = time.monotonic()
         if now - self._logged_at >= LOG_EVERY:
             self._logged_at = now
-            what = "written" if cannot_write(exc) else "reached"
-            log.warning("the database cannot be %s (%s): answering 503", what, one_line(exc))
+            log.warning(
+                "the database cannot be %s (%s): answering 503", failing(exc), one_line(exc)
+            )

@@ -36,6 +36,11 @@ def arm_error(status: int, code: str, message: str) -> ArmJSONResponse:
     return ArmJSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
+def internal_error() -> ArmJSONResponse:
+    """The 500 of an error nothing else answered (its traceback goes to the log, not here)."""
+    return arm_error(500, "InternalServerError", "The server encountered an internal error.")
+
+
 def empty(status: int = 200) -> Response:
     """200 with an empty body (collection DELETE / enable / disable, job DELETE / run)."""
     return Response(status_code=status)

@@ -12,7 +12,7 @@ import logging
 import random
 import time
 
-from horarium.store.core.outages import cannot_write, is_outage, one_line
+from horarium.store.core.outages import failing, is_outage, one_line
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class Reachability:
             self._down_since = time.monotonic()
             log.warning(
                 "the database cannot be %s (%s); the engine retries until it answers",
-                "written" if cannot_write(exc) else "reached",
+                failing(exc),
                 one_line(exc),
             )
         wait = min(BACKOFF_FIRST * 2.0**self._failures, BACKOFF_MAX)

@@ -22,9 +22,10 @@ from horarium.model.enums import JobState
 from horarium.model.errors import BadRequest
 from horarium.recurrence import RESOLVED, Plan, RecurrenceError, plan
 
-# Compiled series of definitions that list calendars, the most recently used kept: one request
-# compiles its job more than once (validating, then scheduling), and compiling reads every
-# calendar. They are compiled in the offload pool's single-threaded workers (`api/offload.py`).
+# Compiled series of definitions that list calendars, the most recently used kept: each request
+# about a job compiles it again (its PUT, each listing of its upcoming runs), and compiling reads
+# every calendar and finds the first run. They are compiled in the offload pool's
+# single-threaded workers (`api/offload.py`).
 KEPT_PLANS = 16
 _kept: OrderedDict[tuple[str, datetime], Plan] = OrderedDict()
 
@@ -56,6 +57,31 @@ def _compiled(definition: dict[str, Any], created: datetime) -> Plan:
 def check_schedule(definition: dict[str, Any], created: datetime) -> None:
     """`compile_plan` for its verdict alone: a 400 when the schedule cannot be computed."""
     compile_plan(definition, created)
+
+
+def checked_timing(
+    definition: dict[str, Any],
+    *,
+    state: str,
+    schedule_set_at: datetime,
+    now: datetime,
+    executions_done: int,
+    collection_enabled: bool,
+    fresh: bool,
+) -> Timing:
+    """`timing`, the schedule validated whatever the state (a Disabled job's too): one step
+    for a write that both checks and schedules a job."""
+    if state != JobState.ENABLED:  # `timing` compiles an Enabled job's schedule itself
+        check_schedule(definition, schedule_set_at)
+    return timing(
+        definition,
+        state=state,
+        schedule_set_at=schedule_set_at,
+        now=now,
+        executions_done=executions_done,
+        collection_enabled=collection_enabled,
+        fresh=fresh,
+    )
 
 
 def lists_calendars(definition: dict[str, Any]) -> bool:

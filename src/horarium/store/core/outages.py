@@ -55,6 +55,11 @@ def cannot_write(exc: BaseException) -> bool:
     return False
 
 
+def failing(exc: BaseException) -> str:
+    """What an outage stops, for a log line: "written" (`cannot_write`) or "reached"."""
+    return "written" if cannot_write(exc) else "reached"
+
+
 def one_line(exc: BaseException) -> str:
     """The driver's own words for an outage, without a traceback."""
     for error in causes(exc):
