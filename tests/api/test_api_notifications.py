@@ -391,7 +391,9 @@ def _fall_behind(
     server: ServerProcess, api: Api, collection: str, names: list[str], minutes: int
 ) -> None:
     """Leave the jobs' rows as an engine that was down for `minutes` would: created an hour
-    ago, their next execution `minutes` minutes ago (a minute boundary)."""
+    ago, their next execution `minutes` minutes ago (a minute boundary). Written only while no
+    engine holds them: an execution claimed before (the one due at creation) records its
+    advance of the row when it ends, which would undo this."""
     from sqlalchemy import select, update
 
     from horarium.store.core.db import create_engine
@@ -400,26 +402,37 @@ def _fall_behind(
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     key = f"{api.subscription}/rg1/{collection}".lower()
 
-    async def write() -> None:
+    async def write(pending: list[str]) -> list[str]:
+        """The jobs of `pending` still to be written (those an engine holds now)."""
         engine = create_engine(database_url(server))
         try:
             async with engine.begin() as conn:
                 owner = select(job_collections.c.id).where(job_collections.c.key == key)
-                await conn.execute(
+                written = await conn.execute(
                     update(jobs)
                     .where(
                         jobs.c.collection_id == owner.scalar_subquery(),
-                        jobs.c.key.in_([n.lower() for n in names]),
+                        jobs.c.key.in_([n.lower() for n in pending]),
+                        jobs.c.lease_owner.is_(None),
                     )
                     .values(
                         schedule_set_at=now - timedelta(hours=1),
                         next_execution_at=now - timedelta(minutes=minutes),
                     )
+                    .returning(jobs.c.key)
                 )
+                done = set(written.scalars())
         finally:
             await engine.dispose()
+        return [name for name in pending if name.lower() not in done]
 
-    asyncio.run(write())
+    left = list(names)
+
+    def behind() -> bool:
+        left[:] = asyncio.run(write(left))
+        return not left
+
+    wait_until(behind, "the engine to let go of the jobs so that they can fall behind")
 
 
 def _stored_documents(server: ServerProcess) -> str:
