@@ -83,6 +83,12 @@ class Settings:
         "Seconds without a heartbeat (written every third of it) after which the other"
         " processes take over a process's executions.",
     )
+    max_clock_offset: float = option(
+        10.0,
+        "Seconds a process's clock may differ from PostgreSQL's: the engine reads the database's"
+        " time (the offset is measured at every heartbeat and corrected), and past this bound a"
+        " process claims no work until its clock is put right.",
+    )
     drain_seconds: float = option(
         10.0,
         "On stop (SIGTERM), how long running attempts may take to finish before they are"

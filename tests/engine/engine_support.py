@@ -45,6 +45,7 @@ class Hit:
     path: str
     headers: dict[str, str]
     body: str
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))  # when it arrived
 
 
 @dataclass

@@ -115,6 +115,8 @@ def _node_row_json(row: NodeRow, now: Any) -> dict[str, Any]:
         "host": row.host,
         "pid": row.pid,
         "version": row.version,
+        "schemaRevision": row.schema_revision,
+        "clockOffsetSeconds": _seconds(row.clock_offset),
         "started": datetimes.format_instant(row.started),
         "lastBeatAgeSeconds": _seconds((now - row.last_beat).total_seconds()),
     }
@@ -130,6 +132,9 @@ def _node_json(view: NodeView) -> dict[str, Any]:
         "listening": view.listening,
         "heartbeatAgeSeconds": _seconds(view.heartbeat_age),
         "leasesHeld": view.leases_held,
+        "claiming": view.node is not None and view.holding_off is None,
+        "notClaimingBecause": view.holding_off,
+        "clockOffsetSeconds": _seconds(view.clock_offset),
         "liveNodes": None
         if view.live_nodes is None
         else [_node_row_json(row, view.now) for row in view.live_nodes],

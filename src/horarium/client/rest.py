@@ -11,13 +11,13 @@ import re
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import httpx
 
+from horarium import __version__
 from horarium.client.errors import ApiRefused, ClientError, Unreachable
 from horarium.client.names import CalendarRef, CollectionRef, JobRef, collections_path
 
@@ -58,10 +58,7 @@ def tls_context(ca_file: Path) -> ssl.SSLContext:
 
 
 def _user_agent() -> str:
-    try:
-        return f"horarium-cli/{version('horarium')}"
-    except PackageNotFoundError:
-        return "horarium-cli"
+    return "horarium-cli" if __version__ == "unknown" else f"horarium-cli/{__version__}"
 
 
 class HorariumClient:

@@ -85,9 +85,11 @@ class Dispatcher:
         self._stopping = False
         self._loop_task: asyncio.Task[None] | None = None
         self._renew_task: asyncio.Task[None] | None = None
-        # Awaited before each claim (the node's heartbeat: `NodeKeeper.ensure_fresh`); None: no
-        # condition, as when `drain` runs what is due without a heartbeat.
-        self.before_claim: Callable[[], Awaitable[None]] | None = None
+        # Awaited before each claim (the node's heartbeat: `NodeKeeper.ensure_fresh`), saying
+        # whether the node may claim; None: no condition, as when `drain` runs what is due
+        # without a heartbeat.
+        self.before_claim: Callable[[], Awaitable[bool]] | None = None
+        self._held_off = False  # the last round was refused by `before_claim`
         metrics.count_in_flight(self)
 
     @property
@@ -104,6 +106,11 @@ class Dispatcher:
     def in_flight(self) -> int:
         """Executions started and not yet ended."""
         return len(self._running)
+
+    @property
+    def attempts_started(self) -> int:
+        """Attempts this dispatcher has started."""
+        return self._starts
 
     def wake(self) -> None:
         """Look for due work now (something was written that may be due sooner)."""
@@ -225,8 +232,8 @@ class Dispatcher:
         if self._woken:
             self._woken = False
             return min(WAKE_RECHECK, poll)
-        if self._full:
-            return poll  # woken as slots free up
+        if self._full or self._held_off:
+            return poll  # woken as slots free up; or asked again at the next poll
         shares = self._shares()
         next_due = await self._runs.next_due(shares.full() if shares else ())
         if next_due is None:
@@ -271,14 +278,15 @@ class Dispatcher:
         """Claim work while slots are free or the ready batch is short, and start what fits;
         returns how many attempts started."""
         started = self._start_ready()
-        self._full = False
+        self._full = self._held_off = False
         while not self._stopping:
             want = min(self._wanted(), self._batch)
             if want <= 0:
                 self._full = True
                 break
-            if self.before_claim is not None:
-                await self.before_claim()
+            if self.before_claim is not None and not await self.before_claim():
+                self._held_off = True
+                break
             now = self._clock.now()
             began = metrics.clock()
             self._horizon = now + LOOKAHEAD

@@ -4,6 +4,7 @@ heartbeat, the listener of cross-node wake-ups, pauses and notifications."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -11,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.actions.base import ActionRunner
 from horarium.config import Settings
 from horarium.engine.cleanup import clean_forever
-from horarium.engine.clock import Clock, SystemClock
+from horarium.engine.clock import Clock, DatabaseClock
 from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.nodes import NodeKeeper, this_node
@@ -34,9 +35,13 @@ class Scheduler:
         actions: ActionRunner,
         clock: Clock | None = None,
         owner: str | None = None,
+        on_outdated: Callable[[str], None] | None = None,
     ) -> None:
+        """`clock`: the host's clock corrected to the database's unless given (a
+        `DatabaseClock` given is corrected too); `on_outdated`: told once, with a sentence,
+        when the schema moved past this code's (the process should exit)."""
         self.db = db
-        self.clock: Clock = clock or SystemClock()
+        self.clock: Clock = clock or DatabaseClock()
         self.runs = Runs(db, owner or owner_id())
         self.reachability = Reachability()  # shared: one outage is logged once
         self.recorder = Recorder(self.runs, self.clock, self.reachability)
@@ -57,6 +62,8 @@ class Scheduler:
             self.clock,
             settings.node_timeout,
             self.dispatcher.wake,
+            max_offset=settings.max_clock_offset,
+            on_outdated=on_outdated,
         )
         self.wakeups = WakeListener(db, self.dispatcher.wake, self.reachability)
         self._poll_interval = settings.poll_interval

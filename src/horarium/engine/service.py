@@ -39,12 +39,19 @@ def running() -> bool:
 def state() -> EngineState | None:
     """This process's scheduler as `/readyz?verbose` shows it; None when none was started."""
     for scheduler in list(_running):
-        return EngineState(scheduler.runs.owner, scheduler.wakeups.listening)
+        node = scheduler.node
+        return EngineState(
+            scheduler.runs.owner, scheduler.wakeups.listening, node.holding_off, node.offset
+        )
     return None
 
 
-async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awaitable[None]]:
-    """Start the scheduler inside the running event loop; returns an async stop function."""
+async def start_engine(
+    db: AsyncEngine, settings: Settings, on_outdated: Callable[[str], None] | None = None
+) -> Callable[[], Awaitable[None]]:
+    """Start the scheduler inside the running event loop; returns an async stop function.
+    `on_outdated`: told once, with a sentence, when a newer version migrated the database (the
+    scheduler has stopped claiming; the process should stop)."""
     from horarium.actions.outbound import weakening
     from horarium.actions.runner import Actions
 
@@ -53,7 +60,7 @@ async def start_engine(db: AsyncEngine, settings: Settings) -> Callable[[], Awai
     if warning:
         logs.warn(warning, label="WARNING")
     await actions.__aenter__()
-    scheduler = Scheduler(db, settings, actions)
+    scheduler = Scheduler(db, settings, actions, on_outdated=on_outdated)
     tune_gc()  # the process is up: what exists now lives as long as it does
     scheduler.start()
     _running.add(scheduler)

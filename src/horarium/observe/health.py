@@ -47,6 +47,8 @@ class EngineState:
 
     node: str
     listening: bool | None
+    holding_off: str | None = None  # why it claims no work (None: it claims)
+    clock_offset: float | None = None  # the database's clock less this host's, seconds
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class NodeView:
     leases_held: int | None
     live_nodes: Sequence[NodeRow] | None
     now: datetime
+    holding_off: str | None = None
+    clock_offset: float | None = None
 
 
 class Readiness:
@@ -102,7 +106,8 @@ class Readiness:
         """This node's view, `problems` being what `problems()` answered."""
         engine = self._engine() if self._engine is not None else None
         reachable = not any(p.code == "DatabaseUnreachable" for p in problems)
-        now = datetime.now(UTC)
+        offset = engine.clock_offset if engine is not None else None
+        now = datetime.now(UTC) + timedelta(seconds=offset or 0)  # the beats' clock
         seen: list[NodeRow] | None = None
         leases: int | None = None
         if reachable:
@@ -128,6 +133,8 @@ class Readiness:
             if seen is None
             else [n for n in seen if now - n.last_beat <= self._node_timeout],
             now=now,
+            holding_off=engine.holding_off if engine is not None else None,
+            clock_offset=offset,
         )
 
     async def _check(self) -> list[Problem]:
@@ -136,6 +143,9 @@ class Readiness:
             problems.append(
                 Problem("SchedulerNotRunning", "The scheduler of this process is not running.")
             )
+        engine = self._engine() if self._engine is not None else None
+        if engine is not None and engine.holding_off is not None:
+            problems.append(Problem("NotClaiming", engine.holding_off))
         return problems
 
     async def _database(self) -> list[Problem]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 
 import uvicorn
@@ -32,7 +32,7 @@ from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
 from horarium.observe.loop_lag import LAG
 from horarium.process.head_timeout import with_head_timeout
-from horarium.process.opening import prepare
+from horarium.process.opening import fail, prepare
 from horarium.process.ports import bind
 from horarium.process.probe_server import ProbeServer
 from horarium.store.core.db import create_engine
@@ -41,10 +41,14 @@ from horarium.store.resources.access import Store
 
 
 def create_app(
-    settings: Settings, keyring: Keyring, metrics_sockets: Sequence[socket.socket] = ()
+    settings: Settings,
+    keyring: Keyring,
+    metrics_sockets: Sequence[socket.socket] = (),
+    on_outdated: Callable[[str], None] | None = None,
 ) -> FastAPI:
     """The ASGI app: opens the (prepared) database, makes the first API key, then starts the
-    scheduler (and the `metrics_sockets` listener), on startup."""
+    scheduler (and the `metrics_sockets` listener), on startup. `on_outdated`: the scheduler's
+    word that a newer version migrated the database (`start_engine`)."""
     authenticator = Authenticator() if settings.auth == "keys" else None
     hosts = allowed_hosts(settings)
 
@@ -66,7 +70,7 @@ def create_app(
             if settings.run_engine:
                 from horarium.engine.service import running, start_engine, state, wake
 
-                stop = await start_engine(db, settings)
+                stop = await start_engine(db, settings, on_outdated)
                 app.state.on_change = wake
                 engine_running, engine_state = running, state
             readiness = Readiness(
@@ -189,8 +193,9 @@ def serve(settings: Settings) -> None:
                 port_option="--metrics-port",
             )
         keyring = prepare(settings)
+        outdated = _Outdated()
         config = uvicorn.Config(
-            create_app(settings, keyring, metrics_sockets),
+            create_app(settings, keyring, metrics_sockets, outdated.stop),
             workers=1,
             loop=settings.loop,  # uvicorn reads auto / asyncio / uvloop as `horarium.loops` does
             log_config=None,  # `horarium.logs.setup` has configured logging
@@ -205,8 +210,25 @@ def serve(settings: Settings) -> None:
             ssl_certfile=str(settings.ssl_certfile) if settings.ssl_certfile else None,
             ssl_keyfile=str(settings.ssl_keyfile) if settings.ssl_keyfile else None,
         )
-        uvicorn.Server(config).run(sockets=sockets)
+        outdated.server = uvicorn.Server(config)
+        outdated.server.run(sockets=sockets)
     except KeyboardInterrupt:
         # uvicorn has shut down cleanly and re-raised the signal it caught: stopping is what
         # was asked, not an error.
         pass
+    if outdated.reason is not None:
+        fail(outdated.reason)
+
+
+class _Outdated:
+    """The scheduler's word that a newer version migrated the database: the server stops (as
+    on SIGTERM) and the process exits with that one line, code 2."""
+
+    def __init__(self) -> None:
+        self.server: uvicorn.Server | None = None
+        self.reason: str | None = None
+
+    def stop(self, reason: str) -> None:
+        self.reason = reason
+        if self.server is not None:
+            self.server.should_exit = True

@@ -1,7 +1,8 @@
 """`horarium worker`: the scheduler alone against the database (prepared at start:
 `horarium.process.opening.prepare`), no API;
 with `--metrics-port`, a listener for /metrics, /healthz and /readyz (`horarium.api.probes`).
-SIGINT and SIGTERM stop it cleanly (exit code 0)."""
+SIGINT and SIGTERM stop it cleanly (exit code 0). When a newer version migrates the database
+under it, it stops the same way and exits with one line, code 2 (`engine.nodes`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from horarium.loops import loop_factory
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
 from horarium.observe.loop_lag import LAG
-from horarium.process.opening import prepare
+from horarium.process.opening import fail, prepare
 from horarium.process.ports import bind
 from horarium.process.probe_server import ProbeServer
 from horarium.store.core.db import create_engine
@@ -54,8 +55,15 @@ async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socke
     authenticator = Authenticator() if sockets and settings.auth == "keys" else None
     probes = None
     watching = asyncio.create_task(LAG.watch(), name="horarium-loop-lag")
+    stopped = asyncio.Event()
+    outdated: list[str] = []  # why the scheduler stopped for good (a newer schema)
+
+    def on_outdated(message: str) -> None:
+        outdated.append(message)
+        stopped.set()
+
     try:
-        stop = await start_engine(db, settings)
+        stop = await start_engine(db, settings, on_outdated)
         if sockets:
             if authenticator is not None:
                 authenticator.open(Store(db), None)
@@ -75,7 +83,6 @@ async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socke
             probes = ProbeServer(app, sockets)
             probes.start()
         logs.announce(_running_line(settings), "worker.running", **_fields(settings))
-        stopped = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stopped.set)
@@ -89,6 +96,8 @@ async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socke
             await authenticator.close()
         await cancel_and_wait(watching)
         await db.dispose()
+    if outdated:
+        fail(outdated[0])
 
 
 def _fields(settings: Settings) -> dict[str, object]:

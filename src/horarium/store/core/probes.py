@@ -18,12 +18,23 @@ from horarium.store.core.schema import job_executions, jobs
 
 
 @cache
-def head_revision() -> str | None:
-    """The newest migration this version knows."""
+def _scripts() -> ScriptDirectory:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    head: str | None = ScriptDirectory.from_config(config).get_current_head()
+    return ScriptDirectory.from_config(config)
+
+
+@cache
+def head_revision() -> str | None:
+    """The newest migration this version knows."""
+    head: str | None = _scripts().get_current_head()
     return head
+
+
+@cache
+def known_revisions() -> frozenset[str]:
+    """Every migration this version knows (a revision not among them is a newer version's)."""
+    return frozenset(script.revision for script in _scripts().walk_revisions())
 
 
 async def schema_revision(conn: AsyncConnection) -> str | None:

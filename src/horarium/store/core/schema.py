@@ -10,6 +10,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -210,6 +211,10 @@ nodes = Table(
     Column("started", UTCDateTime, nullable=False),
     Column("last_beat", UTCDateTime, nullable=False),
     Column("version", String(40), nullable=False),
+    # The newest migration the node's code knows (None: a node older than this column).
+    Column("schema_revision", String(32), nullable=True),
+    # The database's clock less the node's, in seconds (PostgreSQL; None: not measured).
+    Column("clock_offset", Float, nullable=True),
     Index(None, "last_beat"),
 )
 

@@ -106,12 +106,16 @@ class NodeRow:
     version: str
     started: datetime
     last_beat: datetime
+    schema_revision: str | None  # the newest migration its code knows
+    clock_offset: float | None  # the database's clock less its host's, seconds
 
 
 async def nodes_seen(conn: AsyncConnection) -> list[NodeRow]:
     """Every row of `nodes`, by id (live or not: the caller compares the beats)."""
     n = nodes.c
-    query = select(n.id, n.host, n.pid, n.version, n.started, n.last_beat).order_by(n.id)
+    query = select(
+        n.id, n.host, n.pid, n.version, n.started, n.last_beat, n.schema_revision, n.clock_offset
+    ).order_by(n.id)
     return [NodeRow(*row) for row in await conn.execute(query)]
 
 

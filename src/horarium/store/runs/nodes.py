@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.engine import Connection
 
 from horarium.store.core.schema import nodes
@@ -24,9 +24,16 @@ _ID = bindparam("node", type_=nodes.c.id.type)
 _BEAT = (
     update(nodes)
     .where(nodes.c.id == _ID)
-    .values(last_beat=bindparam("now", type_=nodes.c.last_beat.type))
+    .values(
+        last_beat=bindparam("now", type_=nodes.c.last_beat.type),
+        clock_offset=bindparam("offset", type_=nodes.c.clock_offset.type),
+    )
 )
 _FORGET = delete(nodes).where(nodes.c.id == _ID)
+_REVISION = text("SELECT version_num FROM alembic_version")
+_REVISION_AND_TIME = select(text("version_num"), func.clock_timestamp().label("now")).select_from(
+    text("alembic_version")
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,16 @@ class Node:
     pid: int
     started: datetime
     version: str
+    schema_revision: str | None  # the newest migration the node's code knows
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a node reads of the database at each beat: the migration its schema is at, and its
+    clock (None: not read, as on SQLite, where every process reads the host's clock)."""
+
+    schema_revision: str | None
+    database_time: datetime | None
 
 
 @dataclass(frozen=True)
@@ -48,10 +65,19 @@ class Takeover:
     executions: int
 
 
-def beat(conn: Connection, node: Node, now: datetime) -> bool:
-    """Write `node`'s heartbeat; False when its row was missing (first beat, or the others
-    took it for gone and took its executions over): the row is made again."""
-    if conn.execute(_BEAT, {"node": node.id, "now": now}).rowcount:
+def look(conn: Connection) -> Look:
+    """The schema's migration, and on PostgreSQL the database's clock."""
+    if conn.dialect.name != "postgresql":
+        return Look(conn.execute(_REVISION).scalar(), None)
+    row = conn.execute(_REVISION_AND_TIME).one_or_none()
+    return Look(None, None) if row is None else Look(row.version_num, row.now)
+
+
+def beat(conn: Connection, node: Node, now: datetime, offset: float | None) -> bool:
+    """Write `node`'s heartbeat (and its clock's measured `offset`); False when its row was
+    missing (first beat, or the others took it for gone and took its executions over): the
+    row is made again."""
+    if conn.execute(_BEAT, {"node": node.id, "now": now, "offset": offset}).rowcount:
         return True
     conn.execute(
         insert(nodes).values(
@@ -61,6 +87,8 @@ def beat(conn: Connection, node: Node, now: datetime) -> bool:
             started=node.started,
             last_beat=now,
             version=node.version,
+            schema_revision=node.schema_revision,
+            clock_offset=offset,
         )
     )
     return False
@@ -97,8 +125,13 @@ class Nodes:
         self._sql = sql
         self.node = node
 
-    async def beat(self, now: datetime) -> bool:
-        return await self._transactor.write(lambda conn: beat(conn, self.node, now), "heartbeat")
+    async def look(self) -> Look:
+        return await self._transactor.read(look, "reading the schema's revision and the time")
+
+    async def beat(self, now: datetime, offset: float | None = None) -> bool:
+        return await self._transactor.write(
+            lambda conn: beat(conn, self.node, now, offset), "heartbeat"
+        )
 
     async def take_over(self, now: datetime, cutoff: datetime) -> Takeover:
         return await self._transactor.write(
