@@ -215,21 +215,21 @@ def test_postponed_and_skipped_executions_are_notified(
     assert postponed["count"] == len(postponed["executions"]) >= 4
     history = api.get(api.job(name, "late") + "/history").json()["value"]
     recorded = sorted(
-        e["properties"]["expectedExecutionTime"][:19]
+        _instant(e["properties"]["expectedExecutionTime"])
         for e in history
         if e["properties"].get("status") == "Postponed"
     )
-    told = sorted(e["expectedExecutionTime"][:19] for e in postponed["executions"])
+    told = sorted(_instant(e["expectedExecutionTime"]) for e in postponed["executions"])
     assert told == recorded  # it tells of the recorded entries, each once
     skipped = _of(events, "ExecutionSkipped", "skip")[0]["execution"]
     assert skipped["status"] == "Skipped" and "Skip" in skipped["message"]
     history = api.get(api.job(name, "skip") + "/history").json()["value"]
     expected = {
-        e["properties"]["expectedExecutionTime"][:19]
+        _instant(e["properties"]["expectedExecutionTime"])
         for e in history
         if e["properties"].get("status") == "Skipped"
     }
-    assert skipped["expectedExecutionTime"][:19] in expected
+    assert _instant(skipped["expectedExecutionTime"]) in expected
     assert {e["event"] for e in events} <= {"ExecutionPostponed", "ExecutionSkipped"}
     # Its next executions would be Skipped again (the retry waits): with the collection gone,
     # nothing more is sent (its notifications left in the outbox are dropped).
@@ -385,6 +385,12 @@ def _metrics(server: ServerProcess, event: str = "ExecutionFaulted") -> dict[str
 
 def _delta(now: dict[str, float], before: dict[str, float], metric: str) -> float:
     return now.get(metric, 0.0) - before.get(metric, 0.0)
+
+
+def _instant(text: str) -> datetime:
+    """An instant the API wrote (compared as instants: it trims trailing zeros of the
+    fraction of a second)."""
+    return datetime.fromisoformat(text)
 
 
 def _fall_behind(
