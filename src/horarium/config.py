@@ -201,6 +201,12 @@ class Settings:
         "Horarium's log level (debug also logs every successful execution).",
         choices=LEVELS,
     )
+    access_log: bool = option(
+        True,
+        "Log one line per API request (uvicorn.access; JSON under --log-format json).",
+        api=True,
+        flag="--access-log/--no-access-log",
+    )
     metrics_public: bool = option(
         False,
         "Answer /metrics without a bearer token (default: a key or token that reaches every"

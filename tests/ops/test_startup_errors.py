@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.ops.ops_support import horarium, start_worker
@@ -113,3 +114,42 @@ def test_ctrl_c_stops_a_worker_with_exit_code_0(tmp_path: Path) -> None:
             worker.wait()
     assert code == 0, log.read_text()
     assert "Aborted!" not in log.read_text() and "Traceback" not in log.read_text()
+
+
+def test_sigterm_stops_serve_after_its_drain_with_exit_code_0(tmp_path: Path) -> None:
+    with running_server(tmp_path, engine=True) as server:
+        assert server.process is not None
+        server.process.send_signal(signal.SIGTERM)
+        code = server.process.wait(timeout=30)
+        log = server.log()
+    assert code == 0, log  # a supervisor counts 143 as a failure
+    assert "Traceback" not in log
+
+
+def test_a_second_scheduler_on_one_sqlite_file_is_refused_naming_the_first(
+    tmp_path: Path,
+) -> None:
+    with running_server(tmp_path / "first", engine=True) as server:
+        assert server.process is not None
+        database = f"sqlite:///{server.data_dir / 'horarium.sqlite3'}"
+        key = ["--secret-key-file", str(server.data_dir / "secret.key")]
+        line = _one_line_error(_worker(tmp_path, "--database", database, *key))
+        assert f"has a scheduler already (pid {server.process.pid}, `horarium serve`" in line
+        assert "one process may run the scheduler on a SQLite database" in line
+        line = _one_line_error(_serve(tmp_path / "second", "--database", database, *key))
+        assert f"(pid {server.process.pid}, `horarium serve`" in line
+        # The API alone beside it is welcome.
+        with running_server(tmp_path / "api", database=database, engine=False, args=key) as beside:
+            assert httpx.get(beside.url("/healthz"), timeout=10).status_code == 200
+    # Once the first has stopped, the file is free again.
+    with running_server(tmp_path / "again", database=database, engine=True, args=key) as again:
+        assert again.process is not None and again.process.poll() is None
+
+
+def test_no_access_log_leaves_the_request_lines_out(tmp_path: Path) -> None:
+    for flag, logged in (("--access-log", True), ("--no-access-log", False)):
+        with running_server(tmp_path / flag, args=[flag]) as server:
+            for _ in range(3):
+                assert httpx.get(server.url("/healthz"), timeout=10).status_code == 200
+            log = server.log()
+        assert ('"GET /healthz HTTP/1.1" 200' in log) is logged, log

@@ -1,5 +1,6 @@
 """What `serve` and `worker` do before anything else: the data folder private (mode 0700), the
-secret key loaded (or created), the database migrated, secrets stored in clear by an older
+SQLite engine lock taken (one scheduler per SQLite file: `engine_lock`), the secret key loaded
+(or created), the database migrated, secrets stored in clear by an older
 version sealed, and a key that cannot open the stored secrets (jobs' secrets, collections'
 notification secrets) refused (both read every job and notifying collection, until the store is
 marked sealed: `store.core.seal_marks`).
@@ -22,6 +23,7 @@ from sqlalchemy.engine import make_url
 
 from horarium import logs
 from horarium.config import Settings
+from horarium.process import engine_lock
 from horarium.store.core.db import create_engine, migrate
 from horarium.store.core.open_errors import check_url, explain
 from horarium.store.core.resealing import drop_old_copies, seal_clear_secrets
@@ -42,12 +44,17 @@ def notice(message: str) -> None:
         print(f"horarium: {message}", file=sys.stderr, flush=True)
 
 
-def prepare(settings: Settings) -> Keyring:
-    """Everything above, before the service starts; returns the keyring to attach."""
+def prepare(settings: Settings, command: str) -> Keyring:
+    """Everything above, before the service starts; returns the keyring to attach. `command`
+    names this process to another that finds the SQLite engine lock held (`engine_lock`)."""
     problem = check_url(settings.database_url)
     if problem is not None:
         fail(problem)
     private_data_dir(settings)
+    if settings.run_engine:
+        taken = engine_lock.hold(settings.database_url, command)
+        if taken is not None:
+            fail(taken)
     url = settings.database_url
     _explained(_reach_database(url), url)  # before a key is made for a database not there
     keyring = open_keyring(settings)

@@ -9,9 +9,11 @@ probes also answer on a port of their own (`horarium.process.probe_server`)."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
@@ -180,8 +182,8 @@ def _listening(settings: Settings, *, engine: bool) -> str:
 
 
 def serve(settings: Settings) -> None:
-    """Run until interrupted: SIGINT (Ctrl-C) and SIGTERM stop it cleanly; Ctrl-C exits with
-    code 0."""
+    """Run until interrupted: SIGINT (Ctrl-C) and SIGTERM stop it cleanly (the scheduler
+    drained), exit code 0."""
     try:
         sockets = bind(settings.host, settings.port, host_option="--host", port_option="--port")
         metrics_sockets: list[socket.socket] = []
@@ -192,7 +194,7 @@ def serve(settings: Settings) -> None:
                 host_option="--metrics-host",
                 port_option="--metrics-port",
             )
-        keyring = prepare(settings)
+        keyring = prepare(settings, "horarium serve")
         outdated = _Outdated()
         config = uvicorn.Config(
             create_app(settings, keyring, metrics_sockets, outdated.stop),
@@ -200,6 +202,7 @@ def serve(settings: Settings) -> None:
             loop=settings.loop,  # uvicorn reads auto / asyncio / uvloop as `horarium.loops` does
             log_config=None,  # `horarium.logs.setup` has configured logging
             log_level=None,
+            access_log=settings.access_log,
             lifespan="on",
             server_header=False,
             http=with_head_timeout(settings.header_timeout),
@@ -211,6 +214,9 @@ def serve(settings: Settings) -> None:
             ssl_keyfile=str(settings.ssl_keyfile) if settings.ssl_keyfile else None,
         )
         outdated.server = uvicorn.Server(config)
+        # uvicorn raises the SIGTERM it caught again once it has shut down (drained): with
+        # this handler in place of the default one, that ends `run` and the process exits 0.
+        signal.signal(signal.SIGTERM, _stopped)
         outdated.server.run(sockets=sockets)
     except KeyboardInterrupt:
         # uvicorn has shut down cleanly and re-raised the signal it caught: stopping is what
@@ -218,6 +224,10 @@ def serve(settings: Settings) -> None:
         pass
     if outdated.reason is not None:
         fail(outdated.reason)
+
+
+def _stopped(_signal: int, _frame: FrameType | None) -> None:
+    """SIGTERM handed back by uvicorn after a clean shutdown: nothing more to do."""
 
 
 class _Outdated:

@@ -43,7 +43,7 @@ def run(settings: Settings) -> None:
             port_option="--metrics-port",
         )
     try:
-        keyring = prepare(settings)
+        keyring = prepare(settings, "horarium worker")
         with asyncio.Runner(loop_factory=loop_factory(settings.loop)) as runner:
             runner.run(_work(settings, keyring, sockets))
     except KeyboardInterrupt:  # before the signal handlers were set: stopped all the same
