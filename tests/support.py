@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import time
 import uuid
@@ -30,6 +31,18 @@ def require_service(name: str, host: str, port: int) -> None:
     if port_open(host, port):
         return
     reason = f"{name} is not reachable on {host}:{port}"
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: it must run)")
+    pytest.skip(reason)
+
+
+def require_tool(name: str, package: str) -> str:
+    """The path of the command `name` (Debian's `package`, which scripts/services.sh installs);
+    skip (with the reason) when it is missing; under CI=true, fail."""
+    found = shutil.which(name)
+    if found is not None:
+        return found
+    reason = f"`{name}` is not installed (Debian's {package} package)"
     if IN_CI:
         pytest.fail(f"{reason} (CI=true: it must run)")
     pytest.skip(reason)

@@ -33,6 +33,7 @@ from horarium.loops import running_loop_name
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
 from horarium.observe.loop_lag import LAG
+from horarium.process import systemd
 from horarium.process.head_timeout import with_head_timeout
 from horarium.process.opening import fail, prepare
 from horarium.process.ports import bind
@@ -98,8 +99,10 @@ def create_app(
                 "server.listening",
                 **_listening_fields(settings, engine=stop is not None),
             )
+            systemd.notify("READY=1")
             yield
         finally:
+            systemd.notify("STOPPING=1")
             if listener is not None:
                 await listener.stop()
             if stop is not None:

@@ -23,6 +23,7 @@ from horarium.loops import loop_factory
 from horarium.observe.exposition import Exposition
 from horarium.observe.health import Readiness
 from horarium.observe.loop_lag import LAG
+from horarium.process import systemd
 from horarium.process.opening import fail, prepare
 from horarium.process.ports import bind
 from horarium.process.probe_server import ProbeServer
@@ -82,12 +83,14 @@ async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socke
             install(app, readiness, Exposition(db))
             probes = ProbeServer(app, sockets)
             probes.start()
-        logs.announce(_running_line(settings), "worker.running", **_fields(settings))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stopped.set)
+        logs.announce(_running_line(settings), "worker.running", **_fields(settings))
+        systemd.notify("READY=1")
         await stopped.wait()
         log.info("stopping the scheduler")
+        systemd.notify("STOPPING=1")
         if probes is not None:
             await probes.stop()
         await stop()
