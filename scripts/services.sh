@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Start (idempotently) what the tests talk to: PostgreSQL, RabbitMQ with AMQP 1.0, Azurite, and
-# Chromium for the dashboard's browser tests.
+# Start (idempotently) what the tests talk to: PostgreSQL, RabbitMQ with AMQP 1.0, Azurite,
+# Chromium for the dashboard's browser tests, and the tools that check deploy/ (promtool,
+# systemd-analyze).
 # Anything that cannot be started is reported; the tests skip it (or fail when CI=true).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -90,4 +91,17 @@ if ! command -v chromium >/dev/null 2>&1; then
     command -v chromium >/dev/null 2>&1 \
         || echo "services: Chromium is not installed (as root: apt-get install chromium); the browser tests will skip"
 fi
+# promtool (Debian's prometheus package) checks deploy/prometheus's rules; systemd-analyze checks
+# deploy/systemd's units. RUNLEVEL=1: the package's Prometheus server is installed, not started.
+if ! command -v promtool >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        { apt-get update -qq && RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq prometheus; } >/dev/null 2>&1 \
+            || echo "services: apt-get install prometheus (for promtool) failed"
+    fi
+    command -v promtool >/dev/null 2>&1 \
+        || echo "services: promtool is not installed (as root: apt-get install prometheus); the rules tests will skip"
+fi
+command -v systemd-analyze >/dev/null 2>&1 \
+    || echo "services: systemd-analyze is not installed (Debian's systemd package); the unit tests will skip"
 exit 0

@@ -114,6 +114,8 @@ def test_gauges_say_what_runs_and_what_waits(ran: Ran) -> None:
     } <= names
     # The retry is an hour away: nothing is due.
     assert value(ran.metrics, "horarium_due_backlog") == 0
+    # The server's scheduler beats: one node, database-wide.
+    assert value(ran.metrics, "horarium_live_nodes") == 1
 
 
 def test_api_requests_are_counted_by_route_template_never_by_name(ran: Ran) -> None:

@@ -1,6 +1,6 @@
-"""The text `/metrics` answers: the registry in Prometheus's text format, the due backlog read
-first (one COUNT over indexed ranges, at most every `BACKLOG_SECONDS`, whatever the number of
-scrapes)."""
+"""The text `/metrics` answers: the registry in Prometheus's text format, the database-wide
+gauges read first — the due backlog and the live nodes (COUNTs over indexed ranges), at most
+every `BACKLOG_SECONDS`, whatever the number of scrapes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.observe import metrics
-from horarium.store.core.probes import due_backlog
+from horarium.store.core.probes import due_backlog, live_nodes
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +23,10 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 
 class Exposition:
-    def __init__(self, db: AsyncEngine) -> None:
+    def __init__(self, db: AsyncEngine, node_timeout: float = 15.0) -> None:
+        """`node_timeout`: beats older than this are of nodes gone."""
         self._db = db
+        self._node_timeout = node_timeout
         self._lock = asyncio.Lock()
         self._read_at = float("-inf")
 
@@ -38,13 +40,16 @@ class Exposition:
                 return
             self._read_at = time.monotonic()
             try:
-                count = await asyncio.wait_for(self._count(), BACKLOG_TIMEOUT)
-            except Exception as exc:  # the database is gone or slow: the value is unknown
+                backlog, nodes = await asyncio.wait_for(self._count(), BACKLOG_TIMEOUT)
+            except Exception as exc:  # the database is gone or slow: the values are unknown
                 log.warning("could not count the due backlog: %s", type(exc).__name__)
                 metrics.DUE_BACKLOG.set(float("nan"))
+                metrics.LIVE_NODES.set(float("nan"))
                 return
-            metrics.DUE_BACKLOG.set(count)
+            metrics.DUE_BACKLOG.set(backlog)
+            metrics.LIVE_NODES.set(nodes)
 
-    async def _count(self) -> int:
+    async def _count(self) -> tuple[int, int]:
         async with self._db.connect() as conn:
-            return await due_backlog(conn, datetime.now(UTC))
+            now = datetime.now(UTC)
+            return await due_backlog(conn, now), await live_nodes(conn, now, self._node_timeout)

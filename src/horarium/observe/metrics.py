@@ -121,6 +121,11 @@ DUE_BACKLOG = Gauge(
     "Executions due now that no process holds (database-wide: every process reports the same"
     " value; read when scraped, at most every few seconds).",
 )
+LIVE_NODES = Gauge(
+    "horarium_live_nodes",
+    "Engine processes whose heartbeat is within --node-timeout (database-wide, read with the"
+    " due backlog): a drop means a node is gone.",
+)
 CLAIM_SECONDS = Histogram(
     "horarium_claim_seconds",
     "Seconds a claim transaction took in this process, from asking to commit (the wait for"

@@ -83,7 +83,7 @@ def create_app(
                 engine=engine_state,
                 node_timeout=settings.node_timeout,
             )
-            exposition = Exposition(db)
+            exposition = Exposition(db, settings.node_timeout)
             probes.install(app, readiness, exposition)
             if metrics_sockets:
                 probe_app = probes.create_probe_app(

@@ -80,7 +80,7 @@ async def _work(settings: Settings, keyring: Keyring, sockets: list[socket.socke
                 engine=state,
                 node_timeout=settings.node_timeout,
             )
-            install(app, readiness, Exposition(db))
+            install(app, readiness, Exposition(db, settings.node_timeout))
             probes = ProbeServer(app, sockets)
             probes.start()
         loop = asyncio.get_running_loop()

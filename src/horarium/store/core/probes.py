@@ -1,10 +1,10 @@
 """The store's questions of the health checks and the metrics: is the schema the one this
-version migrates to, and how many executions are due that nobody holds. Both are cheap: one
-row, and an indexed range."""
+version migrates to, how many executions are due that nobody holds, how many nodes beat. All
+are cheap: one row, and indexed ranges."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 
 from alembic.config import Config
@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.enums import JobState
 from horarium.store.core.db import MIGRATIONS
-from horarium.store.core.schema import job_executions, jobs
+from horarium.store.core.schema import job_executions, jobs, nodes
 
 
 @cache
@@ -57,3 +57,13 @@ async def due_backlog(conn: AsyncConnection, now: datetime) -> int:
     first = (await conn.execute(due_jobs)).scalar_one()
     later = (await conn.execute(due_runs)).scalar_one()
     return int(first) + int(later)
+
+
+async def live_nodes(conn: AsyncConnection, now: datetime, node_timeout: float) -> int:
+    """Nodes whose last beat is within `node_timeout` seconds of `now` (the beats' clock: the
+    database's on PostgreSQL, where `now` is read from it)."""
+    if conn.dialect.name == "postgresql":
+        now = (await conn.execute(select(func.clock_timestamp()))).scalar_one()
+    cutoff = now - timedelta(seconds=node_timeout)
+    query = select(func.count()).where(nodes.c.last_beat >= cutoff)
+    return int((await conn.execute(query)).scalar_one())
