@@ -33,6 +33,7 @@ MODULE_SECONDS = {
     "tests/ops/test_database_partition.py": 30,
     "tests/engine/test_cluster_wake.py": 27,
     "tests/engine/test_version_skew.py": 20,
+    "tests/ops/test_wheel_install.py": 12,
     "tests/engine/test_queue_actions.py": 27,
     "tests/security/test_api_keys_cli.py": 25,
     "tests/security/test_authentication.py": 25,
