@@ -175,6 +175,11 @@ class ServerProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
+def database_url(server: ServerProcess) -> str:
+    """The URL of the database `server` uses (its SQLite file unless it was given one)."""
+    return server.database or f"sqlite:///{(server.data_dir / 'horarium.sqlite3').resolve()}"
+
+
 @contextmanager
 def running_server(
     workdir: Path,

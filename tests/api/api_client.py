@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.server_process import ServerProcess
+from tests.server_process import ServerProcess, database_url
 
 API_VERSION = "2016-03-01"
 
@@ -95,10 +95,6 @@ def error_of(response: httpx.Response) -> dict[str, str]:
     assert set(body) == {"error"}, body
     assert set(body["error"]) >= {"code", "message"}, body
     return body["error"]  # type: ignore[no-any-return]
-
-
-def database_url(server: ServerProcess) -> str:
-    return server.database or f"sqlite:///{(server.data_dir / 'horarium.sqlite3').resolve()}"
 
 
 def add_history(server: ServerProcess, job_key: str, entries: list[dict[str, Any]]) -> None:

@@ -20,7 +20,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from tests.server_process import LOOPBACK_ONLY, ServerProcess
+from tests.server_process import LOOPBACK_ONLY, ServerProcess, database_url
 
 API = {"api-version": "2016-03-01"}
 
@@ -102,10 +102,6 @@ class Jobs:
 
     def close(self) -> None:
         self.http.close()
-
-
-def database_url(server: ServerProcess) -> str:
-    return server.database or f"sqlite:///{(server.data_dir / 'horarium.sqlite3').resolve()}"
 
 
 def new_key(server: ServerProcess, subscription: str, role: str = "reader") -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from tests.server_process import ServerProcess
+from tests.server_process import ServerProcess, database_url
 
 API_VERSION = {"api-version": "2016-03-01"}
 
@@ -31,10 +31,6 @@ def new_key(server: ServerProcess, subscription: str, *more: str) -> str:
     made = keys_cli(server, "create", "--subscription", subscription, *more)
     assert made.returncode == 0, made.stderr
     return made.stdout.strip()
-
-
-def database_url(server: ServerProcess) -> str:
-    return server.database or f"sqlite:///{(server.data_dir / 'horarium.sqlite3').resolve()}"
 
 
 def in_database(server: ServerProcess, work: Callable[[Any], Any]) -> Any:

@@ -30,7 +30,7 @@ from tests.security.secret_servers import (
     horarium,
     wait_until,
 )
-from tests.server_process import ServerProcess, running_server
+from tests.server_process import ServerProcess, database_url, running_server
 from tests.support import free_port, fresh_pg_database
 
 PASSWORD = "rotated-password"
@@ -63,12 +63,9 @@ class Setup:
             ["--database", self.database] if self.database else ["--data-dir", str(server.data_dir)]
         )
 
-    def database_url(self, server: ServerProcess) -> str:
-        return self.database or f"sqlite:///{server.data_dir / 'horarium.sqlite3'}"
-
     def sealed_by(self, server: ServerProcess) -> set[str | None]:
         """The ids of the keys that sealed the stored jobs' secrets."""
-        return asyncio.run(_sealed_by(self.database_url(server)))
+        return asyncio.run(_sealed_by(database_url(server)))
 
 
 async def _sealed_by(url: str) -> set[str | None]:
@@ -160,7 +157,7 @@ def test_rotation_to_a_new_key_file_it_creates(setup: Setup) -> None:
     assert setup.sealed_by(server) == {key_id(base64.b64decode(new_key))}
     # Nothing the old key sealed is left in the files.
     old_id = key_id(base64.b64decode(old_file.read_text()))
-    assert old_id.encode() not in database_bytes(setup.database_url(server))
+    assert old_id.encode() not in database_bytes(database_url(server))
     with setup.serve(new_file) as server:
         api = Api(server, subscription=api.subscription)
         _runs_with_the_password(setup, api, collection)
@@ -227,11 +224,11 @@ def test_rotation_seals_the_notification_secrets_again(setup: Setup) -> None:
     assert "the notification secrets of 1 collections" in rotated.stderr
     [new_key] = new_file.read_text().split()
     new = base64.b64decode(new_key)
-    [stored] = asyncio.run(_notification_secrets(setup.database_url(server)))
+    [stored] = asyncio.run(_notification_secrets(database_url(server)))
     assert stored["secret"]["key"] == key_id(new)
     assert open_notification_secret(stored, Keyring([new])) == NOTIFY_SECRET
     old_id = key_id(base64.b64decode(old_file.read_text()))
-    data = database_bytes(setup.database_url(server))
+    data = database_bytes(database_url(server))
     assert old_id.encode() not in data and NOTIFY_SECRET.encode() not in data
     with setup.serve(new_file) as server:
         api = Api(server, subscription=api.subscription)

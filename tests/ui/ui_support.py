@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.server_process import ServerProcess
+from tests.server_process import ServerProcess, database_url
 from tests.support import IN_CI, free_port
 
 API_VERSION = {"api-version": "2016-03-01"}
@@ -218,10 +218,6 @@ class Api:
         }
         response = self.put(self.job(collection, name), body)
         assert response.status_code in (200, 201), response.text
-
-
-def database_url(server: ServerProcess) -> str:
-    return server.database or f"sqlite:///{(server.data_dir / 'horarium.sqlite3').resolve()}"
 
 
 def in_database(server: ServerProcess, work: Callable[[Any], Any]) -> Any:
