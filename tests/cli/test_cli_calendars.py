@@ -95,13 +95,13 @@ def test_delete_removes_a_calendar_and_the_apis_refusal_is_one_line(cli: Cli, ap
         api.put(_calendar(api, collection, name), {"properties": {"weekends": True}})
     api.put(api.job(collection, "nightly"), http_job(recurrence=WEEKDAYS_AT_NINE))
 
-    refused = cli("calendars", "delete", "Business", **env)
+    refused = cli("calendars", "delete", "Business", "--yes", **env)
     assert refused.exit_code != 0
     line = one_line_error(refused)
     assert "CalendarInUse" in line and "'nightly'" in line
     assert api.get(_calendar(api, collection, "Business")).status_code == 200
 
-    deleted = cli("calendars", "delete", "spare", **env)
+    deleted = cli("calendars", "delete", "spare", "--yes", **env)
     assert deleted.exit_code == 0, deleted.output
     assert deleted.stderr.strip() == f"Deleted the calendar rg1/{collection}/spare."
     assert api.get(_calendar(api, collection, "spare")).status_code == 404

@@ -143,11 +143,17 @@ def test_disable_and_enable_change_the_collection_and_its_jobs(cli: Cli, api: Ap
 def test_delete_removes_the_collection_and_its_jobs(cli: Cli, api: Api) -> None:
     name = api.new_collection()
     api.put(api.job(name, "j1"), http_job())
-    result = cli("collections", "delete", name, "--resource-group", "rg1")
+    declined = cli("collections", "delete", name, "--resource-group", "rg1", input="n\n")
+    assert declined.exit_code == 1
+    assert f"Delete the collection rg1/{name}, its jobs and their history? [y/N]" in (
+        declined.stderr
+    )
+    assert api.get(api.job(name, "j1")).status_code == 200
+    result = cli("collections", "delete", name, "--resource-group", "rg1", "--yes")
     assert result.exit_code == 0, result.output
     assert f"Deleted the collection rg1/{name}" in result.stderr
     assert api.get(api.collection(name)).status_code == 404
-    again = cli("collections", "delete", name, "--resource-group", "rg1")
+    again = cli("collections", "delete", name, "--resource-group", "rg1", "--yes")
     assert again.exit_code == 1
     assert one_line_error(again).startswith("Error: ResourceNotFound: ")
 

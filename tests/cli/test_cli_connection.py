@@ -33,6 +33,23 @@ def test_no_token_at_all_says_to_pass_one(cli_server: ServerProcess) -> None:
     assert "pass --token TOKEN or set HORARIUM_TOKEN" in one_line_error(result)
 
 
+def test_run_elsewhere_it_names_the_admin_token_file_it_looked_for(
+    cli_server: ServerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a folder without the service's horarium-data
+    result = Cli({})("collections", "list", "--url", cli_server.base_url, "--subscription", "s")
+    assert result.exit_code == 1
+    line = one_line_error(result)
+    assert f"no admin-token file at {tmp_path / 'horarium-data' / 'admin-token'}" in line
+    assert "pass --data-dir DIR" in line and "--token TOKEN" in line
+    # Pointed at the service's data folder, it is let in.
+    data = ["--data-dir", str(cli_server.data_dir)]
+    listed = Cli({})(
+        "collections", "list", "--url", cli_server.base_url, "--subscription", "s", *data
+    )
+    assert listed.exit_code == 0, listed.output
+
+
 def test_a_server_that_is_down_is_one_line_naming_its_url(cli: Cli) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     result = cli("jobs", "list", "--url", url, "--resource-group", "rg", "--collection", "c")

@@ -83,7 +83,9 @@ def test_calendars_are_exported_and_imported_before_their_jobs(
     }
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
 
-    assert cli("collections", "delete", "billing", "--resource-group", "rg-a").exit_code == 0
+    assert (
+        cli("collections", "delete", "billing", "--resource-group", "rg-a", "--yes").exit_code == 0
+    )
     imported = cli("import", "backup")
     assert imported.exit_code == 0, imported.output
     assert imported.stdout.strip() == (

@@ -103,7 +103,7 @@ def _delete_all(cli: Cli, api: Api) -> None:
     for key in list(_snapshot(api)):
         parts = key.split("/")
         if len(parts) == 9:  # a collection
-            result = cli("collections", "delete", parts[8], "--resource-group", parts[4])
+            result = cli("collections", "delete", parts[8], "--resource-group", parts[4], "--yes")
             assert result.exit_code == 0, result.output
     assert _snapshot(api) == {}
 
@@ -337,7 +337,9 @@ def test_a_basic_password_is_not_exported_and_import_sends_it_once_supplied(
     assert sent[0]["authorization"] == _basic("robot", "s3cret!")
 
     # Created again (after a delete), the job needs its password in the file.
-    assert engine_cli("collections", "delete", name, "--resource-group", "rg1").exit_code == 0
+    assert (
+        engine_cli("collections", "delete", name, "--resource-group", "rg1", "--yes").exit_code == 0
+    )
     lacking = engine_cli("import", "out")
     assert lacking.exit_code == 1
     assert (
@@ -465,7 +467,9 @@ def test_notification_secrets_are_not_exported_and_import_sends_them_once_suppli
 
     # Created again (after a delete), the collection needs its secret in the file; its jobs
     # are not sent either.
-    assert engine_cli("collections", "delete", name, "--resource-group", "rg1").exit_code == 0
+    assert (
+        engine_cli("collections", "delete", name, "--resource-group", "rg1", "--yes").exit_code == 0
+    )
     lacking = engine_cli("import", "out")
     assert lacking.exit_code == 1
     assert (

@@ -163,8 +163,25 @@ def test_disable_and_enable_patch_the_state(cli: Cli, api: Api, collection: str)
 
 def test_delete_removes_the_job(cli: Cli, api: Api, collection: str) -> None:
     api.put(api.job(collection, "ping"), PING)
-    result = cli("jobs", "delete", "ping")
+    result = cli("jobs", "delete", "ping", "--yes")
     assert result.exit_code == 0, result.output
+    assert api.get(api.job(collection, "ping")).status_code == 404
+
+
+def test_delete_asks_first_and_deletes_nothing_unless_told_yes(
+    cli: Cli, api: Api, collection: str
+) -> None:
+    api.put(api.job(collection, "ping"), PING)
+    for answer in ("n\n", None):  # declined; no answer at all (a script without --yes)
+        kept = cli("jobs", "delete", "ping", input=answer)
+        assert kept.exit_code == 1
+        assert f"Delete the job rg1/{collection}/ping and its history? [y/N]" in kept.stderr
+        assert kept.stderr.strip().splitlines()[-1] == (
+            "Error: nothing was deleted: answer y to the question, or pass --yes"
+        )
+        assert api.get(api.job(collection, "ping")).status_code == 200
+    deleted = cli("jobs", "delete", "ping", input="y\n")
+    assert deleted.exit_code == 0, deleted.output
     assert api.get(api.job(collection, "ping")).status_code == 404
 
 
@@ -292,7 +309,7 @@ def test_upcoming_lists_the_next_executions(cli: Cli, api: Api, collection: str)
     result = cli("jobs", "upcoming", "daily", "--count", "3")
     assert result.exit_code == 0, result.output
     table = rows(result.stdout)
-    assert table[0] == ["EXECUTION (UTC)", "LOCAL TIME", "ZONE", "REPEAT", "DAYLIGHT SAVING"]
+    assert table[0] == ["EXECUTION (UTC)", "LOCAL TIME", "ZONE", "REPEAT", "NOTE"]
     assert table[1] == [
         "2099-03-07T07:30:00Z",
         "2099-03-07T02:30:00-05:00",
@@ -310,6 +327,31 @@ def test_upcoming_lists_the_next_executions(cli: Cli, api: Api, collection: str)
     as_json = cli.json("jobs", "upcoming", "daily", "--count", "3")
     path = api.job(collection, "daily") + "/upcoming"
     assert as_json == api.get(path, params={"count": 3}).json()
+
+
+def test_upcoming_marks_the_times_a_calendar_skips_and_counts_executions_only(
+    cli: Cli, api: Api, collection: str
+) -> None:
+    closed = api.collection(collection) + "/calendars/closed"
+    assert api.put(closed, {"properties": {"dates": ["2031-01-04"]}}).status_code == 201
+    job = http_job(
+        startTime="2031-01-03T09:00:00",
+        recurrence={"frequency": "Day", "timeZone": "UTC", "excludeCalendars": ["closed"]},
+    )
+    assert api.put(api.job(collection, "daily"), job).status_code == 201
+    table = rows(cli("jobs", "upcoming", "daily", "--count", "3", COLUMNS="200").stdout)
+    assert table[1:] == [
+        ["2031-01-03T09:00:00Z", "2031-01-03T09:00:00+00:00", "UTC", "1"],
+        [
+            "2031-01-04T09:00:00Z",
+            "2031-01-04T09:00:00+00:00",
+            "UTC",
+            "-",
+            "skipped: calendar closed excludes it",
+        ],
+        ["2031-01-05T09:00:00Z", "2031-01-05T09:00:00+00:00", "UTC", "2"],
+        ["2031-01-06T09:00:00Z", "2031-01-06T09:00:00+00:00", "UTC", "3"],
+    ]
 
 
 def test_history_shows_and_filters_skipped_executions(
@@ -385,7 +427,7 @@ def test_show_and_upcoming_name_the_execution_policy_and_what_happens_to_overdue
         "ZONE",
         "REPEAT",
         "IF MISSED",
-        "DAYLIGHT SAVING",
+        "NOTE",
     ]
     fates = [row[4] if len(row) > 4 else "" for row in table[1:]]
     assert fates == [*["Postponed"] * 3, *["Runs"] * 3, ""]

@@ -60,6 +60,27 @@ def test_properties_file_and_merged_mark(tmp_path: Path) -> None:
     ]
 
 
+def test_count_counts_executions_and_lists_the_times_a_calendar_skips_besides(
+    tmp_path: Path,
+) -> None:
+    calendar = tmp_path / "closed.json"
+    calendar.write_text(json.dumps({"dates": ["2031-01-04"]}))
+    job = {
+        "startTime": "2031-01-03T09:00:00Z",
+        "recurrence": {"frequency": "Day", "excludeCalendars": ["closed"]},
+    }
+    now = "2031-01-01T00:00:00Z"
+    args = ["-", "--now", now, "--count", "3", "--calendar", f"closed={calendar}"]
+    done = horarium(*args, stdin=json.dumps(job))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "2031-01-03T09:00:00Z  2031-01-03 09:00:00 UTC",
+        "2031-01-04T09:00:00Z  2031-01-04 09:00:00 UTC  [calendar closed: skipped]",
+        "2031-01-05T09:00:00Z  2031-01-05 09:00:00 UTC",
+        "2031-01-06T09:00:00Z  2031-01-06 09:00:00 UTC",
+    ]
+
+
 def test_invalid_job_is_a_one_line_error_naming_the_field_exit_2() -> None:
     bad = {"recurrence": {"frequency": "Day", "schedule": {"minutes": [1, 2, 61]}}}
     done = horarium("-", stdin=json.dumps(bad))

@@ -52,10 +52,17 @@ def test_list_shows_each_key_but_never_its_token_or_hash(server: ServerProcess) 
 
 def test_a_default_key_is_a_contributor_with_a_generated_name(server: ServerProcess) -> None:
     before = {row["name"] for row in key_rows(server)}
-    assert keys_cli(server, "create", "--subscription", "sub-default").returncode == 0
+    made = keys_cli(server, "create", "--subscription", "sub-default")
+    assert made.returncode == 0
     [row] = [row for row in key_rows(server) if row["name"] not in before]
     assert row["role"] == "contributor" and row["subscription"] == "sub-default"
     assert row["name"].startswith("key-") and row["expires_at"] is None
+    # The generated name, which revoke takes, is told on stderr (stdout holds the token only).
+    assert made.stderr.strip().splitlines()[-1] == (
+        f"Made the key '{row['name']}' (contributor of sub-default); revoke it with"
+        f" `horarium keys revoke {row['name']}`."
+    )
+    assert row["name"] not in made.stdout
 
 
 def test_revoking_an_unknown_name_is_a_one_line_error(server: ServerProcess) -> None:

@@ -67,12 +67,13 @@ def keys() -> None:
 def create(
     subscription: str, role: str, name: str | None, expires_in: int | None, **values: Any
 ) -> None:
-    """Make a key and print its token (only the token, on stdout; it is not shown again)."""
-    from horarium.api.api_keys import ApiKeyError, issue
+    """Make a key and print its token (only the token, on stdout; it is not shown again); its
+    name, which `revoke` takes, goes to stderr."""
+    from horarium.api.api_keys import ApiKeyError, IssuedKey, issue
     from horarium.api.principal import Role
 
-    async def make(conn: AsyncConnection) -> str:
-        issued = await issue(
+    async def make(conn: AsyncConnection) -> IssuedKey:
+        return await issue(
             conn,
             subscription=subscription,
             role=Role(role),
@@ -80,13 +81,17 @@ def create(
             now=datetime.now(UTC),
             expires_in=timedelta(days=expires_in) if expires_in is not None else None,
         )
-        return issued.token
 
     try:
-        token = _in_transaction(settings_from(**values), make)
+        issued = _in_transaction(settings_from(**values), make)
     except ApiKeyError as e:
         raise OneLineError(str(e)) from None
-    click.echo(token)
+    click.echo(
+        f"Made the key {issued.record.name!r} ({role} of {subscription}); revoke it with"
+        f" `horarium keys revoke {issued.record.name}`.",
+        err=True,
+    )
+    click.echo(issued.token)
 
 
 @keys.command(name="list")

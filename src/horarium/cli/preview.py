@@ -59,7 +59,13 @@ MISSED_SCAN = 1_000_000  # --down-since: at most this many missed executions are
 @click.command("preview")
 @click.argument("file", type=click.File("r"))
 @click.option("--now", default=None, help="Creation instant (ISO 8601); default: now.")
-@click.option("--count", default=10, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--count",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="How many executions (times a calendar skips are listed besides, not counted).",
+)
 @click.option(
     "--calendar",
     "calendars",
@@ -128,7 +134,7 @@ def run(
         late = late[-count:]
     if not runs:
         print("no executions: the series has already ended", file=err)
-    for run in [*late, *shown[:count]]:
+    for run in [*late, *_first_executions(shown, count)]:
         line = _run_line(compiled.describe(run.instant or run.scheduled[0]), run)
         if run.instant is not None and run.instant in fates:
             line += f"  [missed: {'runs' if fates[run.instant] else 'postponed'}]"
@@ -158,6 +164,19 @@ def _missed(compiled: Plan, now: datetime) -> list[datetime]:
         if len(found) >= MISSED_SCAN:
             break
     return found
+
+
+def _first_executions(runs: Sequence[Run], count: int) -> list[Run]:
+    """`runs` up to their `count`-th execution: times a calendar skips are listed besides, not
+    counted (as the API's `upcoming` counts)."""
+    taken: list[Run] = []
+    executions = 0
+    for run in runs:
+        if executions == count:
+            break
+        taken.append(run)
+        executions += run.instant is not None
+    return taken
 
 
 def _run_line(occurrence: Occurrence, run: Run) -> str:

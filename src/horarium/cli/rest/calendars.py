@@ -16,6 +16,7 @@ from horarium.cli.rest.calendar_views import (
     summary,
     users_by_calendar,
 )
+from horarium.cli.rest.confirming import confirm_delete, yes_option
 from horarium.cli.rest.connection import Connection, connection_options
 from horarium.cli.rest.json_input import JsonDocument, document_name, read_document
 from horarium.cli.rest.naming import calendar_named, calendar_options, collection_options
@@ -95,9 +96,11 @@ def put(
 
 @calendars.command()
 @calendar_options
+@yes_option
 @connection_options
-def delete(connection: Connection, calendar: CalendarRef) -> None:
+def delete(connection: Connection, calendar: CalendarRef, yes: bool) -> None:
     """Delete a calendar (the API refuses while a job lists it)."""
+    confirm_delete(f"the calendar {calendar}", yes)
     with connection.client() as client:
         client.delete_calendar(calendar)
     note(f"Deleted the calendar {calendar}.")

@@ -8,6 +8,7 @@ from typing import IO, Any
 import click
 
 from horarium.cli.options import OneLineError
+from horarium.cli.rest.confirming import confirm_delete, yes_option
 from horarium.cli.rest.connection import Connection, connection_options
 from horarium.cli.rest.job_views import pause_pairs, paused_state
 from horarium.cli.rest.json_input import read_document
@@ -171,9 +172,11 @@ def put(
 
 @collections.command()
 @collection_options(positional=True)
+@yes_option
 @connection_options
-def delete(connection: Connection, collection: CollectionRef) -> None:
+def delete(connection: Connection, collection: CollectionRef, yes: bool) -> None:
     """Delete a collection with its jobs and their history."""
+    confirm_delete(f"the collection {collection}, its jobs and their history", yes)
     with connection.client() as client:
         client.delete_collection(collection)
     note(f"Deleted the collection {collection}, its jobs and their history.")

@@ -64,6 +64,7 @@ class Connection:
     token_file: Path | None  # where the token was read, when it came from an admin-token file
     ca_file: Path | None
     api_version: str
+    looked_for: Path | None = None  # the admin-token file looked for in vain (no token given)
 
     @contextmanager
     def client(self) -> Iterator[HorariumClient]:
@@ -94,13 +95,28 @@ class Connection:
 
         text = str(error)
         if isinstance(error, ApiRefused) and error.status == 401:
-            if self.token_file is not None:
-                text += f" (the token was read from {self.token_file}; {TOKEN_HINT})"
-            else:
-                text += f" ({TOKEN_HINT})"
+            story = self._token_story()
+            text += f" ({story}; {TOKEN_HINT})" if story else f" ({TOKEN_HINT})"
         elif isinstance(error, Unreachable) and "CERTIFICATE_VERIFY_FAILED" in error.reason:
             text += " (a certificate from a private CA: pass --ca-file or set HORARIUM_CA_FILE)"
         return RequestFailed(text)
+
+    def _token_story(self) -> str | None:
+        """Where the refused credential came from, or why there was none (None: it was
+        given)."""
+        if self.token_file is not None:
+            return f"the token was read from {self.token_file}"
+        if self.token or self.looked_for is None:
+            return None
+        if not is_loopback_url(self.url):
+            return (
+                f"no token was given; an admin-token file ({self.looked_for}) is used only for"
+                " a loopback --url"
+            )
+        return (
+            f"no token was given and there is no admin-token file at {self.looked_for}: run"
+            " from the folder holding the service's horarium-data, or pass --data-dir DIR"
+        )
 
     def _warn_clear_text(self) -> None:
         if self.token and urlsplit(self.url).scheme == "http" and not is_loopback_url(self.url):
@@ -120,7 +136,7 @@ def _check_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def _connection(
     url: str, token: str | None, data_dir: Path, ca_file: Path | None, api_version: str
 ) -> Connection:
-    token_file = None
+    token_file = looked_for = None
     if not token:
         token_file = local_admin_token(url, data_dir)
         if token_file is not None:
@@ -129,7 +145,9 @@ def _connection(
             except OSError as e:
                 reason = f"cannot read {token_file} ({e.strerror})"
                 raise OneLineError(f"{reason}; {TOKEN_HINT}") from None
-    return Connection(url, token or None, token_file, ca_file, api_version)
+        else:
+            looked_for = (data_dir / ADMIN_TOKEN_FILE).absolute()
+    return Connection(url, token or None, token_file, ca_file, api_version, looked_for)
 
 
 _OPTIONS = (

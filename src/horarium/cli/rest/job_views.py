@@ -9,7 +9,7 @@ from horarium.cli.rest.output import NONE, cut, dig, room_left, table, text, whe
 JOB_HEADERS = ("NAME", "STATE", "NEXT RUN", "LAST RUN", "EXECUTIONS", "FAILURES", "FAULTED")
 JOB_NUMBERS = (4, 5, 6)
 HISTORY_HEADERS = ("TIME", "ACTION", "STATUS", "RETRY", "MESSAGE")
-UPCOMING_HEADERS = ("EXECUTION (UTC)", "LOCAL TIME", "ZONE", "REPEAT", "DAYLIGHT SAVING")
+UPCOMING_HEADERS = ("EXECUTION (UTC)", "LOCAL TIME", "ZONE", "REPEAT", "NOTE")
 # With executions already due that no process has run yet (a Horarium extension of upcoming).
 OVERDUE_HEADERS = (*UPCOMING_HEADERS[:-1], "IF MISSED", UPCOMING_HEADERS[-1])
 DEFAULT_RETRY = "default (fixed, every 00:00:30, 4 retries)"
@@ -180,6 +180,11 @@ def overdue_row(entry: dict[str, Any]) -> list[str]:
 
 def upcoming_row(entry: dict[str, Any]) -> list[str]:
     notes = []
+    if entry.get("skippedByCalendar"):
+        notes.append(f"skipped: calendar {entry['skippedByCalendar']} excludes it")
+    if entry.get("movedByCalendar"):
+        scheduled = ", ".join(when(t) for t in entry.get("scheduledExecutionTimes") or ())
+        notes.append(f"moved by calendar {entry['movedByCalendar']}: runs for {scheduled}")
     if entry.get("movedBySpringForward"):
         notes.append(f"moved: {text(entry.get('scheduledLocalTime'))[11:]} does not exist")
     if entry.get("mergedByFallBack"):

@@ -6,6 +6,7 @@ from typing import IO, Any
 
 import click
 
+from horarium.cli.rest.confirming import confirm_delete, yes_option
 from horarium.cli.rest.connection import Connection, connection_options
 from horarium.cli.rest.job_views import (
     JOB_HEADERS,
@@ -147,9 +148,11 @@ def disable(connection: Connection, job: JobRef, as_json: bool) -> None:
 
 @jobs.command()
 @job_options
+@yes_option
 @connection_options
-def delete(connection: Connection, job: JobRef) -> None:
+def delete(connection: Connection, job: JobRef, yes: bool) -> None:
     """Delete a job and its history."""
+    confirm_delete(f"the job {job} and its history", yes)
     with connection.client() as client:
         client.delete_job(job)
     note(f"Deleted the job {job} and its history.")
@@ -167,7 +170,7 @@ def delete(connection: Connection, job: JobRef) -> None:
     "--top",
     type=click.IntRange(1, 100),
     default=None,
-    help="Page size (default: the API's, 1,000).",
+    help="Entries per page, 1-100 (without it, the API's page: up to 1,000 entries).",
 )
 @click.option("--skip", type=click.IntRange(min=0), default=0, help="Entries to skip first.")
 @click.option("--all", "every", is_flag=True, help="Follow nextLink: every page.")
@@ -208,7 +211,7 @@ def history(
     type=click.IntRange(1, 1000),
     default=10,
     show_default=True,
-    help="How many executions.",
+    help="How many executions (times a calendar skips are listed besides, not counted).",
 )
 @json_option
 @connection_options
