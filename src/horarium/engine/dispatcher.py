@@ -36,7 +36,7 @@ from horarium.engine.watchdog import Watchdog
 from horarium.observe import metrics
 from horarium.store.core.outages import is_outage
 from horarium.store.runs.store import RunStore
-from horarium.store.runs.vocabulary import Claimed, Shares, Source
+from horarium.store.runs.vocabulary import Claimed, Source
 
 log = logging.getLogger(__name__)
 
@@ -293,8 +293,8 @@ class Dispatcher:
                 break
         return started
 
-    def _shares(self) -> Shares | None:
-        return None if self._share is None else Shares(self._share, self._held_by)
+    def _shares(self) -> _Shares | None:
+        return None if self._share is None else _Shares(self._share, self._held_by)
 
     def _hold(self, claimed: list[Claimed]) -> None:
         for execution in claimed:
@@ -376,3 +376,23 @@ class Dispatcher:
                 return min(wait, interval)
             log.exception("lease renewal failed")
         return interval
+
+
+class _Shares:
+    """One claim's `Shares`: `each` executions of a collection held at once, counting those
+    held when the claim began (a copy: the claim may run on the store's thread) and those the
+    claim takes."""
+
+    def __init__(self, each: int, held: dict[int, int]) -> None:
+        self._each = each
+        self._held = dict(held)
+
+    def full(self) -> list[int]:
+        return [c for c, n in self._held.items() if n >= self._each]
+
+    def take(self, collection_id: int) -> bool:
+        held = self._held.get(collection_id, 0)
+        if held >= self._each:
+            return False
+        self._held[collection_id] = held + 1
+        return True
