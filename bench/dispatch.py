@@ -1,6 +1,6 @@
 """Dispatch benchmark: N jobs due at once, run against an HTTP sink in another process.
 
-    .venv/bin/python bench/dispatch.py [--jobs 5000] [--paced-rate 1000]
+    .venv/bin/python bench/dispatch.py [--jobs 5000] [--paced-rate 1000] [--sink-delay 0]
 
 Compares, on the same machine, sink and HTTP client:
   ceiling     the HTTP action client sending the same N requests, no scheduler
@@ -10,9 +10,13 @@ Compares, on the same machine, sink and HTTP client:
               due at the same instant, each sending the same request with the same client
 and the same two schedulers on a paced workload (N jobs due `--paced-rate` per second).
 
-Start lag = actual start of the request - expected time. Executions/s = N / (end of the last
-execution - due instant). All three run in this process, on the event loop `--loop` names (as
-`horarium serve --loop`; default auto: uvloop when installed). Not a test: prints a table.
+The sink answers at once, or after `--sink-delay` seconds (a slow endpoint: the slots, not the
+CPU, then bound the burst). Start lag = actual start of the request - expected time.
+Executions/s = N / (end of the last execution - due instant). Peak running = the most actions
+under way at once (a burst of one collection may take all of horarium's `--max-in-flight`). All
+three run in this process, on the event loop `--loop` names (as `horarium serve --loop`; default
+auto: uvloop when installed), with `--max-in-flight` as their concurrency. Not a test: prints a
+table.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Result:
     seconds: float
     lags: list[float]
     cpu: float = float("nan")  # this process's CPU seconds (all threads) during the run
+    peak: int = 0  # the most actions running at once
 
     @property
     def rate(self) -> float:
@@ -56,6 +61,23 @@ def settings(data_dir: Path, **changes: Any) -> Any:
     return Settings(data_dir=data_dir, **changes)
 
 
+class Counting:
+    """An action runner counting the actions under way: `peak`, the most at once."""
+
+    def __init__(self, actions: Any) -> None:
+        self.actions = actions
+        self.running = 0
+        self.peak = 0
+
+    async def run(self, action: Any, context: Any) -> Any:
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        try:
+            return await self.actions.run(action, context)
+        finally:
+            self.running -= 1
+
+
 # -- ceiling: the action client alone ------------------------------------------------------------
 
 
@@ -67,7 +89,8 @@ async def run_ceiling(url: str, n: int, concurrency: int) -> Result:
     gate = asyncio.Semaphore(concurrency)
     failures = 0
 
-    async with Actions(settings(Path("."), max_in_flight=concurrency)) as actions:
+    async with Actions(settings(Path("."), max_in_flight=concurrency)) as client:
+        actions = Counting(client)
 
         async def one(i: int) -> None:
             nonlocal failures
@@ -84,6 +107,7 @@ async def run_ceiling(url: str, n: int, concurrency: int) -> Result:
                 failures += 0 if result.succeeded else 1
 
         await one(-1)  # warm the connection pool
+        actions.peak = 0
         t0 = time.perf_counter()
         c0 = time.process_time()
         await asyncio.gather(*(one(i) for i in range(n)))
@@ -91,7 +115,7 @@ async def run_ceiling(url: str, n: int, concurrency: int) -> Result:
         cpu = time.process_time() - c0
     if failures:
         print(f"ceiling: {failures} requests failed", file=sys.stderr)
-    return Result("ceiling: the HTTP action client alone", n, elapsed, [], cpu)
+    return Result("ceiling: the HTTP action client alone", n, elapsed, [], cpu, actions.peak)
 
 
 # -- horarium ------------------------------------------------------------------------------------
@@ -114,9 +138,12 @@ async def _insert_jobs(db: Any, url: str, due: Sequence[datetime], now: datetime
         await insert_jobs(conn, rows)
 
 
-async def run_horarium(url: str, offsets: Sequence[float], **tuning: Any) -> Result:
+async def run_horarium(
+    url: str, offsets: Sequence[float], slots: int | None = None, **tuning: Any
+) -> Result:
     """The jobs fall due at `offsets` seconds after an instant chosen once the database is
-    ready, late enough that they are stored and the engine is up and idle before the first."""
+    ready, late enough that they are stored and the engine is up and idle before the first;
+    `slots`: its `max_in_flight` (default: the settings' default)."""
     from sqlalchemy import func, select
 
     from horarium.actions.runner import Actions
@@ -125,14 +152,16 @@ async def run_horarium(url: str, offsets: Sequence[float], **tuning: Any) -> Res
     from horarium.store.core.schema import job_history, jobs
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = settings(Path(tmp), **tuning)
+        given = tuning if slots is None else {"max_in_flight": slots, **tuning}
+        cfg = settings(Path(tmp), **given)
         db = create_engine(cfg.database_url)
         await migrate(db)
         now = datetime.now(UTC)
         base = now + timedelta(seconds=1 + 0.0004 * len(offsets))  # ~0.1 ms to store a job
         due = [base + timedelta(seconds=off) for off in offsets]
         await _insert_jobs(db, url, due, now)
-        async with Actions(cfg) as actions:
+        async with Actions(cfg) as client:
+            actions = Counting(client)
             scheduler = Scheduler(db, cfg, actions)
             c0 = time.process_time()
             scheduler.start()
@@ -177,7 +206,8 @@ async def run_horarium(url: str, offsets: Sequence[float], **tuning: Any) -> Res
     label = "horarium (SQLite, history+status)"
     if tuning:
         label += " " + ",".join(f"{k}={v}" for k, v in tuning.items())
-    return Result(label, len(history), (last_end - first_due).total_seconds(), lags, cpu)
+    seconds = (last_end - first_due).total_seconds()
+    return Result(label, len(history), seconds, lags, cpu, actions.peak)
 
 
 # -- APScheduler 3 -------------------------------------------------------------------------------
@@ -221,7 +251,8 @@ async def run_apscheduler(url: str, offsets: Sequence[float], concurrency: int) 
             job_defaults={"misfire_grace_time": None, "coalesce": False, "max_instances": 1},
             timezone="UTC",
         )
-        async with Actions(settings(Path(tmp), max_in_flight=concurrency)) as actions:
+        async with Actions(settings(Path(tmp), max_in_flight=concurrency)) as client:
+            actions = Counting(client)
             _ap_state.update(
                 actions=actions,
                 url=url,
@@ -255,7 +286,7 @@ async def run_apscheduler(url: str, offsets: Sequence[float], concurrency: int) 
         print(f"apscheduler: {_ap_state['failures']} requests failed", file=sys.stderr)
     seconds = max(_ap_state["ends"]) - min(d.timestamp() for d in due)
     label = "apscheduler 3 (SQLAlchemy/SQLite store)"
-    return Result(label, len(due), seconds, _ap_state["lags"], cpu)
+    return Result(label, len(due), seconds, _ap_state["lags"], cpu, actions.peak)
 
 
 # -- main ----------------------------------------------------------------------------------------
@@ -265,8 +296,8 @@ def table(title: str, results: list[Result], ceiling: float | None) -> str:
     lines = [
         f"{title}",
         "| system | executions | seconds | executions/s | lag p50 s | lag p99 s | lag max s "
-        "| of ceiling | CPU µs / execution |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| of ceiling | CPU µs / execution | peak running |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         share = f"{r.rate / ceiling:.0%}" if ceiling and r.lags else "–"
@@ -276,7 +307,7 @@ def table(title: str, results: list[Result], ceiling: float | None) -> str:
             lags = f"{r.lag(0.5):.3f} | {r.lag(0.99):.3f} | {max(r.lags):.3f}"
         lines.append(
             f"| {r.name} | {r.executions} | {r.seconds:.2f} | {r.rate:,.0f} | {lags} | {share} "
-            f"| {r.cpu / r.executions * 1e6:,.0f} |"
+            f"| {r.cpu / r.executions * 1e6:,.0f} | {r.peak} |"
         )
     return "\n".join(lines)
 
@@ -300,8 +331,8 @@ def summary(rounds: list[list[Result]]) -> str:
     """Per system, the median of the rounds (and their range): executions/s, p99 lag, CPU."""
     lines = [
         f"Burst, {len(rounds)} rounds: median (min-max)",
-        "| system | executions/s | lag p99 s | CPU µs / execution | × apscheduler |",
-        "|---|---:|---:|---:|---:|",
+        "| system | executions/s | lag p99 s | CPU µs / execution | × apscheduler | peak running |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     ap = [r for round_ in rounds for r in round_ if r.name.startswith("apscheduler")]
     for i, first in enumerate(rounds[0]):
@@ -309,6 +340,7 @@ def summary(rounds: list[list[Result]]) -> str:
         rates = sorted(r.rate for r in runs)
         cpus = sorted(r.cpu / r.executions * 1e6 for r in runs)
         p99 = sorted(r.lag(0.99) for r in runs) if first.lags else []
+        peaks = sorted(r.peak for r in runs)
         ratios = sorted(r.rate / a.rate for r, a in zip(runs, ap, strict=False)) if ap else []
         lag = f"{statistics.median(p99):.3f}" if p99 else "–"
         times = "–"
@@ -316,7 +348,7 @@ def summary(rounds: list[list[Result]]) -> str:
             times = f"{statistics.median(ratios):.1f} ({ratios[0]:.1f}-{ratios[-1]:.1f})"
         lines.append(
             f"| {first.name} | {statistics.median(rates):,.0f} ({rates[0]:,.0f}-{rates[-1]:,.0f}) "
-            f"| {lag} | {statistics.median(cpus):,.0f} | {times} |"
+            f"| {lag} | {statistics.median(cpus):,.0f} | {times} | {peaks[0]}-{peaks[-1]} |"
         )
     return "\n".join(lines)
 
@@ -326,14 +358,14 @@ async def main(args: argparse.Namespace) -> None:
 
     prepare_process()
     print(f"Event loop: {running_loop_name()} (all three systems)\n")
-    with sink(record=False) as url:
+    with sink(delay=args.sink_delay, record=False) as url:
         n = args.jobs
         concurrency = args.max_in_flight
         rounds: list[list[Result]] = []
         for round_ in range(1, args.rounds + 1):
             ceiling = await run_ceiling(url, n, concurrency)
             burst: list[Result] = [ceiling]
-            burst.append(await run_horarium(url, [0.0] * n))
+            burst.append(await run_horarium(url, [0.0] * n, concurrency))
             if not args.skip_apscheduler:
                 burst.append(await run_apscheduler(url, [0.0] * n, concurrency))
             rounds.append(burst)
@@ -347,7 +379,7 @@ async def main(args: argparse.Namespace) -> None:
         if not m:
             return
         step = 1.0 / args.paced_rate
-        paced.append(await run_horarium(url, [i * step for i in range(m)]))
+        paced.append(await run_horarium(url, [i * step for i in range(m)], concurrency))
         if not args.skip_apscheduler:
             paced.append(await run_apscheduler(url, [i * step for i in range(m)], concurrency))
         print(table(f"Paced: {m} jobs due at {args.paced_rate:g} per second", paced, None))
@@ -359,7 +391,13 @@ if __name__ == "__main__":
     parser.add_argument("--paced-jobs", type=int, default=5000)
     parser.add_argument("--paced-rate", type=float, default=1000.0)
     parser.add_argument(
-        "--max-in-flight", type=int, default=500, help="client concurrency (ceiling, apscheduler)"
+        "--max-in-flight",
+        type=int,
+        default=500,
+        help="horarium's slots, and the concurrency of the ceiling and apscheduler",
+    )
+    parser.add_argument(
+        "--sink-delay", type=float, default=0.0, help="seconds the sink takes to answer"
     )
     parser.add_argument("--skip-apscheduler", action="store_true")
     parser.add_argument(

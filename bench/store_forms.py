@@ -1,6 +1,6 @@
 """A/B of the engine's cost per execution: the dispatch benchmark's burst, horarium alone.
 
-    .venv/bin/python bench/store_forms.py --form fast|plain [--jobs 2000] [--collection-share F]
+    .venv/bin/python bench/store_forms.py --form fast|plain [--jobs 2000] [--slow-attempt-seconds S]
     nice -n -19 valgrind --tool=callgrind .venv/bin/python bench/store_forms.py --form fast
     nice -n -19 valgrind --tool=callgrind .venv/bin/python bench/store_forms.py --tree ../old
 
@@ -16,7 +16,8 @@ are slowed to once a minute unless `--periodic` is given: under callgrind the bu
 30 s instead of one, so they would run about 30 times more often per execution than in a real
 run. The count is still not free of the machine's load (the engine's timers take more turns
 when the process runs slowly: +15 % seen at load 5), so compare runs taken back to back with
-nothing else running. Not a test: prints the dispatch benchmark's table."""
+nothing else running. `--collection-share` sets that setting of an older tree (`--tree`), which had
+it instead of `--slow-attempt-seconds`. Not a test: prints the dispatch benchmark's table."""
 
 from __future__ import annotations
 
@@ -58,8 +59,12 @@ def tuning_of(arguments: argparse.Namespace) -> dict[str, Any]:
     tuning: dict[str, Any] = {}
     if not arguments.periodic:
         tuning.update({k: v for k, v in DAMPED.items() if k in options})
-    if arguments.collection_share is not None:
-        tuning["collection_share"] = arguments.collection_share
+    for name in ("slow_attempt_seconds", "collection_share"):
+        value = getattr(arguments, name)
+        if value is not None:
+            if name not in options:
+                raise SystemExit(f"--{name.replace('_', '-')}: not a setting of this tree")
+            tuning[name] = value
     return tuning
 
 
@@ -67,7 +72,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--form", choices=("fast", "plain"), default="fast")
     parser.add_argument("--jobs", type=int, default=2000)
-    parser.add_argument("--collection-share", type=float, default=None)
+    parser.add_argument("--slow-attempt-seconds", type=float, default=None)
+    parser.add_argument("--collection-share", type=float, default=None, help="older trees")
     parser.add_argument("--periodic", action="store_true", help="periodic tasks as configured")
     parser.add_argument("--tree", type=Path, help="the checkout whose engine runs (default: this)")
     arguments = parser.parse_args()

@@ -110,6 +110,8 @@ record = sys.argv[3] == "1"
 seen = []  # [execution tag, path, arrived, answered or None]
 async def ok(request):
     await request.read()
+    if delay:
+        await asyncio.sleep(delay)
     return web.Response(text="ok")
 async def hit(request):
     await request.read()

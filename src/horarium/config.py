@@ -73,10 +73,11 @@ class Settings:
         "Recurring jobs whose compiled schedule the engine keeps (about 0.6 KB each); beyond"
         " that the least recently run is compiled again when it next runs.",
     )
-    collection_share: float = option(
-        0.5,
-        "Fraction of --max-in-flight one collection's executions may take, so that its slow"
-        " endpoints cannot keep the other collections waiting (1: no bound).",
+    slow_attempt_seconds: float = option(
+        2.0,
+        "Seconds after which an attempt counts as slow: a collection whose attempts end"
+        " sooner may take every slot of --max-in-flight; new, slow and hung ones share"
+        " nine tenths of them, so that they cannot keep the other collections waiting.",
     )
     node_timeout: float = option(
         15.0,

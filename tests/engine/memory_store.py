@@ -29,7 +29,7 @@ from horarium.store.runs.vocabulary import (
     StartErrorAction,
 )
 
-COLLECTION = 1  # the id of the one collection every job is in
+COLLECTION = 1  # the id of the collection jobs are in unless `add` names another
 
 
 @dataclass
@@ -79,12 +79,19 @@ class MemoryRunStore:
     claims: int = 0  # claim transactions so far
     released: list[str] = field(default_factory=list)  # keys handed back by `release`
 
-    def add(self, name: str, definition: Mapping[str, Any], created: datetime) -> int:
+    def add(
+        self,
+        name: str,
+        definition: Mapping[str, Any],
+        created: datetime,
+        collection: int = COLLECTION,
+    ) -> int:
         """A job as the API stores it: its first execution from its plan."""
         job_id = len(self.jobs) + 1
         info = JobInfo(
-            job_id, name, definition, JobState.ENABLED, 1, "sub", "rg", "coll", COLLECTION
-        )
+            job_id, name, definition, JobState.ENABLED, 1, "sub", "rg", f"coll{collection}",
+            collection,
+        )  # fmt: skip
         first = plan(definition, created=created).first
         self.jobs[job_id] = MemoryJob(info, created, first)
         return job_id
@@ -102,11 +109,28 @@ class MemoryRunStore:
         shares: Shares | None = None,
     ) -> list[Claimed]:
         self.claims += 1
-        if shares is not None:  # every job is of one collection
-            limit = min(limit, max(shares.room(COLLECTION), 0))
         until = now + lease
-        claimed = [self._claim_run(run, until) for run in self._due_runs(now)[:limit]]
-        for job in self._due_jobs(horizon or now, now)[: limit - len(claimed)]:
+        # As `Runs`: of the first `limit` due rows of collections not full, those `take` counts.
+        full = set(shares.full()) if shares is not None else set()
+
+        def collection_of(job_id: int) -> int:
+            return self.jobs[job_id].info.collection_id
+
+        def given(job_id: int) -> bool:
+            return shares is None or shares.take(collection_of(job_id))
+
+        runs = [r for r in self._due_runs(now) if collection_of(r.job_id) not in full][:limit]
+        claimed = [self._claim_run(run, until) for run in runs if given(run.job_id)]
+        if len(claimed) >= limit:
+            return claimed
+        if shares is not None:
+            full = set(shares.full())
+        jobs = [
+            j for j in self._due_jobs(horizon or now, now) if collection_of(j.info.id) not in full
+        ]
+        for job in jobs[: limit - len(claimed)]:
+            if not given(job.info.id):
+                continue
             due = DueJob(
                 job.info,
                 job.next_at,
@@ -162,10 +186,16 @@ class MemoryRunStore:
         return 0
 
     async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
-        if COLLECTION in full:
-            return None
-        times = [j.next_at for j in self.jobs.values() if j.next_at and j.lease_owner is None]
-        times += [r.due_at for r in self.runs.values()]
+        times = [
+            j.next_at
+            for j in self.jobs.values()
+            if j.next_at and j.lease_owner is None and j.info.collection_id not in full
+        ]
+        times += [
+            r.due_at
+            for r in self.runs.values()
+            if self.jobs[r.job_id].info.collection_id not in full
+        ]
         return min(times) if times else None
 
     async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:

@@ -11,7 +11,8 @@ from horarium.actions.base import ActionResult, ExecutionContext
 
 class ScriptedActions:
     """An action runner answering by the action's `uri`: the outcomes planned for it in turn
-    (the last repeats; success when none); `hook` runs at the start of every action."""
+    (the last repeats; success when none); `hook` runs at the start of every action. An action
+    waits for its uri's gate in `gates`, else for `gate` (None: it answers at once)."""
 
     def __init__(self) -> None:
         self.planned: dict[str, list[bool]] = {}
@@ -20,6 +21,7 @@ class ScriptedActions:
         self.most_running = 0
         self.started = asyncio.Event()  # set whenever an action starts
         self.gate: asyncio.Event | None = None
+        self.gates: dict[str, asyncio.Event] = {}
         self.hook: Callable[[str], None] = lambda uri: None
 
     async def run(self, action: Mapping[str, Any], context: ExecutionContext) -> ActionResult:
@@ -30,8 +32,9 @@ class ScriptedActions:
         self.most_running = max(self.most_running, self.running)
         self.started.set()
         try:
-            if self.gate is not None:
-                await self.gate.wait()
+            gate = self.gates.get(uri, self.gate)
+            if gate is not None:
+                await gate.wait()
             await asyncio.sleep(0)
         finally:
             self.running -= 1

@@ -5,6 +5,7 @@ PostgreSQL are in test_dispatching.py, test_executions.py and test_recovery.py."
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -18,12 +19,43 @@ from tests.engine.memory_store import MemoryRunStore
 from tests.engine.scripted_actions import ScriptedActions, action
 
 
+class Timer:
+    """The seconds the dispatcher's slots measure attempts in, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def engine(
-    store: MemoryRunStore, actions: ScriptedActions, clock: FakeClock, **settings: Any
+    store: MemoryRunStore,
+    actions: ScriptedActions,
+    clock: FakeClock,
+    timer: Timer | None = None,
+    **settings: Any,
 ) -> Dispatcher:
     recorder = Recorder(store, clock)
     decider = Decider(Plans(100), timedelta(seconds=60))
-    return Dispatcher(store, actions, engine_settings(**settings), clock, recorder, decider)
+    return Dispatcher(
+        store,
+        actions,
+        engine_settings(**settings),
+        clock,
+        recorder,
+        decider,
+        timer=timer or Timer(),
+    )
+
+
+async def until(check: Callable[[], bool]) -> None:
+    """Until `check()` holds, looked at every millisecond (at most 5 s)."""
+    for _ in range(5000):
+        if check():
+            return
+        await asyncio.sleep(0.001)
+    raise TimeoutError("the condition never held")
 
 
 async def test_every_due_job_runs_once_never_more_than_max_in_flight_at_once() -> None:
@@ -73,8 +105,8 @@ async def test_stopping_hands_back_executions_claimed_but_not_started() -> None:
     for i in range(4):
         store.add(f"j{i}", {"action": action(f"/j{i}")}, created=T0)
     actions.gate = asyncio.Event()
-    # One collection may fill every slot here (--collection-share 1).
-    dispatcher = engine(store, actions, clock, max_in_flight=2, batch_size=2, collection_share=1)
+    # Under 10 slots none is reserved: one collection, new and hung, may fill every one.
+    dispatcher = engine(store, actions, clock, max_in_flight=2, batch_size=2)
     dispatcher.start()
     async with asyncio.timeout(5):
         while actions.running < 2:
@@ -143,7 +175,7 @@ async def test_while_recording_stalls_at_most_two_slots_each_and_a_batch_are_unr
         most = max(most, len(actions.calls) - len(store.history))
 
     actions.hook = unrecorded
-    dispatcher = engine(store, actions, clock, max_in_flight=10, batch_size=5, collection_share=1)
+    dispatcher = engine(store, actions, clock, max_in_flight=10, batch_size=5)
     dispatcher.start()
     for _ in range(2000):  # event-loop turns: every claim and action here completes in a few
         await asyncio.sleep(0)
@@ -193,3 +225,88 @@ async def test_work_falling_due_between_the_claim_and_the_next_look_starts_at_on
     finally:
         await dispatcher.stop()
     assert actions.calls == ["/j"]
+
+
+def due_at(offset: timedelta) -> dict[str, Any]:
+    return {"startTime": (T0 + offset).isoformat()}
+
+
+def opened() -> asyncio.Event:
+    gate = asyncio.Event()
+    gate.set()
+    return gate
+
+
+async def test_a_lone_busy_collection_runs_max_in_flight_attempts_at_once() -> None:
+    """Its first attempts end at once, so the collection is quick and its burst takes every
+    slot (its other attempts wait for a gate, so that the slots stay taken)."""
+    store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
+    for i in range(60):
+        store.add(f"j{i}", {"action": action(f"/j{i}")}, created=T0)
+    actions.gate = asyncio.Event()
+    actions.gates = {"/j0": opened(), "/j1": opened()}
+    dispatcher = engine(store, actions, clock, max_in_flight=20, batch_size=5)
+    dispatcher.start()
+    try:
+        await until(lambda: actions.running == 20)
+        assert dispatcher.in_flight == 20
+    finally:
+        actions.gate.set()
+        await dispatcher.stop()
+    assert actions.most_running == 20
+
+
+async def test_hung_collections_leave_a_slot_to_a_newcomer_whose_job_falls_due() -> None:
+    """Five collections whose endpoints never answer, 150 executions: together they take the
+    pool (90 of 100 slots) and a slot of the reserve each at most; a newcomer's job, due later,
+    starts when it falls due."""
+    store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
+    for collection in range(1, 6):
+        for i in range(30):
+            store.add(f"h{collection}-{i}", {"action": action(f"/h{collection}")}, T0, collection)
+    store.add("p", {"action": action("/p"), **due_at(timedelta(seconds=1))}, T0, collection=9)
+    actions.gate = asyncio.Event()  # the hung collections never answer
+    actions.gates = {"/p": opened()}
+    dispatcher = engine(store, actions, clock, max_in_flight=100, batch_size=20)
+    dispatcher.start()
+    try:
+        await until(lambda: actions.running >= 90)  # the pool
+        clock.advance(seconds=1)
+        dispatcher.wake()
+        await until(lambda: "/p" in actions.calls)
+        assert len(actions.calls) - 1 <= 90 + 5  # the pool and a slot of the reserve each
+    finally:
+        actions.gate.set()
+        await dispatcher.stop()
+
+
+async def test_what_a_collection_holds_beyond_its_share_waits_once_it_turns_suspect() -> None:
+    """A quick collection held every slot, and ready executions ahead of another collection's,
+    when its attempts began to hang. The slot its ending attempt frees goes to the other
+    collection's execution; its own ready ones wait (parked)."""
+    store, actions, clock, timer = MemoryRunStore(), ScriptedActions(), FakeClock(), Timer()
+    for i in range(30):
+        offset = 0 if i < 12 else 100 if i < 16 else 300  # milliseconds
+        store.add(
+            f"a{i}", {"action": action(f"/a{i}"), **due_at(timedelta(milliseconds=offset))}, T0
+        )
+    other = store.add("p", {"action": action("/p"), **due_at(timedelta(milliseconds=200))}, T0, 2)
+    actions.gate = asyncio.Event()
+    ends = asyncio.Event()
+    actions.gates = {"/a0": opened(), "/a1": opened(), "/a2": ends, "/p": opened()}
+    dispatcher = engine(store, actions, clock, timer, max_in_flight=10, batch_size=5)
+    dispatcher.start()
+    try:
+        await until(lambda: actions.running == 10)  # a2 … a11: the collection is quick
+        clock.advance(milliseconds=250)
+        dispatcher.wake()  # claims a12 … a15, then p: ready, behind them
+        await until(lambda: store.jobs[other].lease_owner is not None)
+        assert "/p" not in actions.calls
+        timer.now += 2.0  # every running attempt of the collection is slow now: suspect
+        ends.set()  # a2 ends
+        await until(lambda: "/p" in actions.calls)
+        await until(lambda: actions.running == 9)  # p ended; a3 … a11 run
+        assert not {"/a12", "/a13", "/a14", "/a15"} & set(actions.calls)
+    finally:
+        actions.gate.set()
+        await dispatcher.stop()

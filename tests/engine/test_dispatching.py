@@ -45,10 +45,8 @@ async def test_stopping_hands_back_executions_claimed_but_not_started(
 ) -> None:
     sink.delay = 30  # the first three never answer in time: the rest wait for a slot
     ids = [await store.add(f"j{i}", {"action": http(sink.to(f"/j{i}"))}) for i in range(8)]
-    # One collection may fill every slot here (--collection-share 1).
-    settings = engine_settings(
-        batch_size=3, max_in_flight=3, lease_seconds=300, collection_share=1.0, drain_seconds=0.1
-    )
+    # Under 10 slots none is reserved: one collection, new and hung, may fill every one.
+    settings = engine_settings(batch_size=3, max_in_flight=3, lease_seconds=300, drain_seconds=0.1)
     first = Scheduler(db, settings, actions, clock=clock, owner="first")
     first.start()
     await sink.wait_hits(3)

@@ -114,9 +114,7 @@ async def test_every_engine_transaction_takes_its_row_locks_in_one_order(
             f"bad{i}",
             {"action": {**http(failing), "retryPolicy": retried, "errorAction": error_action}},
         )
-    settings = engine_settings(
-        lease_seconds=0.3, node_timeout=0.3, max_in_flight=4, batch_size=3, collection_share=1.0
-    )
+    settings = engine_settings(lease_seconds=0.3, node_timeout=0.3, max_in_flight=4, batch_size=3)
     scheduler = Scheduler(db, settings, actions, clock=clock)
     scheduler.start()
     await sink.wait_hits(12)

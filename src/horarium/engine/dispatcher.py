@@ -12,12 +12,18 @@ ready one at once, while the next claim (a transaction that waits its turn behin
 is under way. Without it every slot freed waited for a claim, and in a burst the number running
 fell to a handful between claims. Leases of running and ready executions are renewed every
 third of the lease.
+
+Which collections may take the slots is `Slots`' to say (`engine/slots.py`): claims pass over
+the collections that may be given nothing more, and a ready execution whose collection may not
+start another attempt now waits aside (parked), so that it does not take a slot from the
+executions behind it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -31,12 +37,13 @@ from horarium.engine.deciding import Decider
 from horarium.engine.owners import is_gone
 from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
+from horarium.engine.slots import Run, Slots, reserve_for
 from horarium.engine.tasks import cancel_and_wait
 from horarium.engine.watchdog import Watchdog
 from horarium.observe import metrics
 from horarium.store.core.outages import is_outage
 from horarium.store.runs.store import RunStore
-from horarium.store.runs.vocabulary import Claimed, Shares, Source
+from horarium.store.runs.vocabulary import Claimed, Source
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +64,9 @@ class Dispatcher:
         recorder: Recorder,
         decider: Decider,
         reachability: Reachability | None = None,
+        timer: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`timer`: the seconds `Slots` measures attempts in (tests move it)."""
         self._runs = runs
         self._reachability = reachability or Reachability()
         self._actions = actions
@@ -70,13 +79,18 @@ class Dispatcher:
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = max(settings.max_in_flight, 1)
         self._batch = max(min(settings.batch_size, self._capacity), 1)
-        # A collection holds at most this many executions (running and ready) at once; None:
-        # no bound but the slots and the ready batch.
-        share = settings.collection_share
-        self._share = None if share >= 1 else max(1, round(self._capacity * share))
-        self._held_by: dict[int, int] = {}  # executions running and ready, by collection id
+        self._slots = Slots(
+            self._capacity,
+            reserve_for(self._capacity),
+            settings.slow_attempt_seconds,
+            timer,
+        )
         self._running: dict[str, tuple[Claimed, asyncio.Task[None]]] = {}
         self._ready: deque[Claimed] = deque()  # claimed, waiting for a slot
+        # Claimed, waiting until their collection may start another attempt, by collection id.
+        self._parked: dict[int, deque[Claimed]] = {}
+        self._parked_count = 0
+        self._passed: set[int] = set()  # the collections the last claim passed over
         self._starts = 0  # attempts started so far
         self._wake = asyncio.Event()
         self._woken = False
@@ -164,8 +178,10 @@ class Dispatcher:
     async def _release_ready(self) -> None:
         """Stopping: hand back at once the executions claimed and never started, so that the
         other nodes run them while this one lets its running attempts finish."""
-        ready = list(self._ready)
+        ready = [*self._ready, *self._parked_executions()]
         self._ready.clear()
+        self._parked.clear()
+        self._parked_count = 0
         if not ready:
             return
         try:
@@ -183,7 +199,7 @@ class Dispatcher:
             while self._running:  # ending executions start the ready ones
                 await asyncio.wait(self._tasks())
             await self._recorder.idle()
-            if self._starts == before and not self._ready:
+            if self._starts == before and not self._ready and not self._parked:
                 return self._starts - first
 
     # -- the loop ---------------------------------------------------------------------------
@@ -234,8 +250,7 @@ class Dispatcher:
             return min(WAKE_RECHECK, poll)
         if self._full or self._held_off:
             return poll  # woken as slots free up; or asked again at the next poll
-        shares = self._shares()
-        next_due = await self._runs.next_due(shares.full() if shares else ())
+        next_due = await self._runs.next_due(self._slots.full())
         if next_due is None:
             return poll
         now = self._clock.now()
@@ -257,7 +272,8 @@ class Dispatcher:
         """How many more executions to claim: the free slots and one batch held ready, less
         what the recorder has waiting beyond one slot's worth each (the store is behind)."""
         behind = max(0, self._recorder.backlog - self._capacity)
-        return self._capacity + self._batch - len(self._running) - len(self._ready) - behind
+        waiting = len(self._ready) + self._parked_count
+        return self._capacity + self._batch - len(self._running) - waiting - behind
 
     def _written(self, error_due: bool) -> None:
         """After each recorder write: an error action is due now; the backlog has shrunk."""
@@ -277,7 +293,8 @@ class Dispatcher:
     async def _fill(self) -> int:
         """Claim work while slots are free or the ready batch is short, and start what fits;
         returns how many attempts started."""
-        started = self._start_ready()
+        started = self._start_all_parked()
+        started += self._start_ready()
         self._full = self._held_off = False
         while not self._stopping:
             want = min(self._wanted(), self._batch)
@@ -291,52 +308,84 @@ class Dispatcher:
             began = metrics.clock()
             self._horizon = now + LOOKAHEAD
             claimed = await self._runs.claim(
-                now, want, self._lease, self._decider.at(now), self._horizon, self._shares()
+                now, want, self._lease, self._decider.at(now), self._horizon, self._slots.budget()
             )
             metrics.claim_took(began)
             self._hold(claimed)
+            self._passed = set(self._slots.full())
             self._ready.extend(claimed)
             started += self._start_ready()
             if len(claimed) < want:
                 break
         return started
 
-    def _shares(self) -> Shares | None:
-        return None if self._share is None else Shares(self._share, self._held_by)
-
     def _hold(self, claimed: list[Claimed]) -> None:
         for execution in claimed:
-            collection = execution.job.collection_id
-            self._held_by[collection] = self._held_by.get(collection, 0) + 1
+            self._slots.hold(execution.job.collection_id)
 
-    def _let_go(self, execution: Claimed) -> None:
-        """An execution's action ended: its collection may be given another. When the
-        collection was at its share (its due work left unclaimed), claim again once half a
-        batch fits, rather than at the next poll."""
+    def _let_go(self, execution: Claimed, run: Run) -> None:
+        """An execution's attempt ended: parked executions may start, and its collection may
+        be given more. When the last claim passed the collection over (its due work left unclaimed),
+        claim again once it may be given half a batch (or half its share, when smaller), rather
+        than at the next poll."""
+        self._slots.end(run)
         collection = execution.job.collection_id
-        held = self._held_by.get(collection, 0) - 1
-        if held > 0:
-            self._held_by[collection] = held
-        else:
-            self._held_by.pop(collection, None)
-        share = self._share
-        if share is not None and held == share - max(min(self._batch, share) // 2, 1):
-            self._wake.set()
+        if self._parked:
+            self._start_all_parked()
+        if collection in self._passed:
+            enough = max(min(self._batch, self._slots.share(collection)) // 2, 1)
+            if self._slots.room(collection) >= enough:
+                self._passed.discard(collection)
+                self._wake.set()
 
     def _start_ready(self) -> int:
-        """Start ready executions while slots are free (none once stopping)."""
+        """Start ready executions in their order while slots are free (none once stopping); an
+        execution whose collection may not start another attempt now is parked."""
         started = 0
         while self._ready and len(self._running) < self._capacity and not self._stopping:
-            self._start(self._ready.popleft())
-            started += 1
+            execution = self._ready.popleft()
+            collection = execution.job.collection_id
+            if self._slots.may_start(collection):
+                self._start(execution)
+                started += 1
+            else:
+                self._parked.setdefault(collection, deque()).append(execution)
+                self._parked_count += 1
         return started
 
+    def _start_parked(self, collection: int) -> int:
+        """Start the collection's parked executions, oldest first, while it may and slots are
+        free."""
+        parked = self._parked.get(collection)
+        if parked is None:
+            return 0
+        started = 0
+        while (
+            parked
+            and len(self._running) < self._capacity
+            and not self._stopping
+            and self._slots.may_start(collection)
+        ):
+            self._start(parked.popleft())
+            self._parked_count -= 1
+            started += 1
+        if not parked:
+            del self._parked[collection]
+        return started
+
+    def _start_all_parked(self) -> int:
+        return sum(self._start_parked(collection) for collection in list(self._parked))
+
+    def _parked_executions(self) -> list[Claimed]:
+        return [execution for parked in self._parked.values() for execution in parked]
+
     def _start(self, execution: Claimed) -> None:
-        task = asyncio.create_task(self._execute(execution), name=f"horarium-{execution.key}")
+        run = self._slots.start(execution.job.collection_id)
+        task = asyncio.create_task(self._execute(execution, run), name=f"horarium-{execution.key}")
         self._running[execution.key] = (execution, task)
         self._starts += 1
 
-    async def _execute(self, execution: Claimed) -> None:
+    async def _execute(self, execution: Claimed, run: Run) -> None:
         try:
             early = (execution.expected - self._clock.now()).total_seconds()
             if execution.source == Source.JOB_ROW and 0 < early <= 2 * LOOKAHEAD.total_seconds():
@@ -354,7 +403,7 @@ class Dispatcher:
             log.exception("execution %s failed in the engine; it will be retried", execution.key)
         finally:
             self._running.pop(execution.key, None)
-            self._let_go(execution)
+            self._let_go(execution, run)
             self._start_ready()
             self._claim_again_if_short()
 
@@ -373,6 +422,7 @@ class Dispatcher:
         while the database cannot be reached, so that the leases are renewed once it answers."""
         held = [claimed for claimed, _ in self._running.values()]
         held.extend(self._ready)
+        held.extend(self._parked_executions())
         held.extend(self._recorder.held())
         if not held:
             return interval

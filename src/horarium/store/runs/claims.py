@@ -67,11 +67,11 @@ class Claimer:
         shares: Shares | None = None,
     ) -> list[Claimed]:
         """`shares`: what each collection may be given (None: no bound)."""
-        taken = _Taking(shares)
-        claimed = self.claim_runs(conn, now, limit, lease, taken)
+        taking = shares or _UNBOUNDED
+        claimed = self.claim_runs(conn, now, limit, lease, taking)
         if len(claimed) < limit:
             claimed += self.claim_jobs(
-                conn, now, limit - len(claimed), lease, decide, horizon, taken
+                conn, now, limit - len(claimed), lease, decide, horizon, taking
             )
         return claimed
 
@@ -85,13 +85,13 @@ class Claimer:
         lease: timedelta,
         decide: Callable[[DueJob], Decision],
         horizon: datetime,
-        taken: _Taking,
+        taking: Shares,
     ) -> list[Claimed]:
         """Up to `limit` jobs due by `horizon`, leased for their next execution (those beyond
-        their collection's share are left due)."""
-        params = {"horizon": horizon, "now": now, "limit": limit, "full": taken.full()}
+        what their collection may be given are left due)."""
+        params = {"horizon": horizon, "now": now, "limit": limit, "full": _full(taking)}
         rows = conn.execute(self.sql.due_jobs, params).all()
-        dues = [due for due in map(_due_job, rows) if taken.take(due.info.collection_id)]
+        dues = [due for due in map(_due_job, rows) if taking.take(due.info.collection_id)]
         serial = flow.serial_jobs([due.info for due in dues])
         previous = flow.previous_executions(conn, self.sql.flow, serial) if serial else {}
         decided, faults = _decide_all(dues, decide, previous)
@@ -149,11 +149,11 @@ class Claimer:
     # -- job_executions rows --------------------------------------------------------------------
 
     def claim_runs(
-        self, conn: Connection, now: datetime, limit: int, lease: timedelta, taking: _Taking
+        self, conn: Connection, now: datetime, limit: int, lease: timedelta, taking: Shares
     ) -> list[Claimed]:
-        """Up to `limit` job_executions rows whose attempt is due, leased (those beyond their
-        collection's share are left due)."""
-        due = conn.execute(self.sql.due_runs, {"now": now, "limit": limit, "full": taking.full()})
+        """Up to `limit` job_executions rows whose attempt is due, leased (those beyond what
+        their collection may be given are left due)."""
+        due = conn.execute(self.sql.due_runs, {"now": now, "limit": limit, "full": _full(taking)})
         ids = sorted(row.id for row in due if taking.take(row.collection_id))
         if not ids:
             return []
@@ -203,33 +203,22 @@ class Claimer:
             )
 
 
-class _Taking:
-    """The collections' shares during one claim: what is taken counts against them."""
-
-    def __init__(self, shares: Shares | None) -> None:
-        self._shares = shares
-        self._taken: dict[int, int] = {}
+class _Unbounded:
+    """No bound: every collection may be given every execution."""
 
     def full(self) -> list[int]:
-        """The collections at their share (never empty: see `statements.NO_COLLECTION`)."""
-        if self._shares is None:
-            return [NO_COLLECTION]
-        held = self._shares.held
-        return [NO_COLLECTION] + [
-            c
-            for c in {*held, *self._taken}
-            if held.get(c, 0) + self._taken.get(c, 0) >= self._shares.each
-        ]
+        return []
 
     def take(self, collection_id: int) -> bool:
-        """Count one execution of the collection, if within its share."""
-        if self._shares is None:
-            return True
-        taken = self._taken.get(collection_id, 0)
-        if taken >= self._shares.room(collection_id):
-            return False
-        self._taken[collection_id] = taken + 1
         return True
+
+
+_UNBOUNDED = _Unbounded()
+
+
+def _full(taking: Shares) -> list[int]:
+    """The collections a statement passes over: never empty (see `statements.NO_COLLECTION`)."""
+    return [NO_COLLECTION, *taking.full()]
 
 
 def _due_job(row: Sequence[Any]) -> DueJob:

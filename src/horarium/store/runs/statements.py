@@ -45,8 +45,8 @@ _OWNER = bindparam("owner", type_=jobs.c.lease_owner.type)
 _NOW = bindparam("now", type_=jobs.c.lease_expires_at.type)
 _UNTIL = bindparam("until", type_=jobs.c.lease_expires_at.type)
 _LIMIT = bindparam("limit", type_=Integer())
-# Collections at their share of this process (`Shares`): never empty (`NO_COLLECTION` stands
-# for none), so that the statement keeps one plan.
+# Collections this process may be given nothing more of (`Shares.full`): never empty
+# (`NO_COLLECTION` stands for none), so that the statement keeps one plan.
 _FULL: BindParameter[Any] = bindparam("full", expanding=True)
 NO_COLLECTION = 0  # no collection has this id
 
@@ -107,7 +107,7 @@ class Statements:
             )
         )
         # job_executions rows due now, oldest first, with their collection (locked: the claim
-        # leases those within their collection's share).
+        # leases those its collection may be given).
         self.due_runs = dialect.lock(
             select(job_executions.c.id, jobs.c.collection_id)
             .join(jobs, jobs.c.id == job_executions.c.job_id)
@@ -198,7 +198,7 @@ class Statements:
             jobs.c.collection_id.not_in(_FULL),
         )
         # The earliest job_executions row that can be claimed (its collection Enabled and not
-        # at its share).
+        # full).
         self.next_run = (
             select(job_executions.c.due_at)
             .join(jobs, jobs.c.id == job_executions.c.job_id)

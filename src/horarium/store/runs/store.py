@@ -45,8 +45,8 @@ class RunStore(Protocol):
     ) -> list[Claimed]:
         """Lease up to `limit` executions due by `horizon` (default: now) to this process:
         continuing executions and run-now requests first, then due jobs, whose execution
-        `decide` chooses (missed ones are written as Postponed); none beyond a collection's
-        `shares`."""
+        `decide` chooses (missed ones are written as Postponed); none beyond what `shares`
+        gives their collection."""
         ...
 
     async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
@@ -63,7 +63,7 @@ class RunStore(Protocol):
 
     async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
         """The earliest instant new work falls due, if any, leaving out the collections
-        `full` (at their share)."""
+        `full` (that may be given nothing more)."""
         ...
 
     async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from horarium.model.execution_policy import ExecutionPolicy, policy_of
 
@@ -97,21 +97,19 @@ class JobInfo:
         self.policy = policy_of(self.definition)
 
 
-@dataclass(frozen=True)
-class Shares:
-    """How much a claim may give each collection: `each` executions held by this process at
-    once, of which `held` (by collection id) are held already. A collection at its share is
-    passed over (its work stays due for a later claim, or another process)."""
-
-    each: int
-    held: Mapping[int, int]
+class Shares(Protocol):
+    """What one claim may give each collection (`horarium.engine.slots.Budget`). The claim
+    passes over the work of the collections `full` names, and leases an execution only when
+    `take` counts it (what is taken counts at once: a collection may fill up during the
+    claim). Work left stays due, for a later claim or another process."""
 
     def full(self) -> list[int]:
-        """The collections at their share."""
-        return [c for c, n in self.held.items() if n >= self.each]
+        """The collections that may be given nothing more."""
+        ...
 
-    def room(self, collection_id: int) -> int:
-        return self.each - self.held.get(collection_id, 0)
+    def take(self, collection_id: int) -> bool:
+        """Count one execution of the collection, if it may be given one."""
+        ...
 
 
 @dataclass(slots=True)
