@@ -79,6 +79,11 @@ class Settings:
         " sooner may take every slot of --max-in-flight; new, slow and hung ones share"
         " nine tenths of them, so that they cannot keep the other collections waiting.",
     )
+    collection_share: float | None = option(
+        None,
+        "No longer used: --slow-attempt-seconds and the slots' shares replace it. Accepted,"
+        " with a warning at start, so that older settings still start.",
+    )
     node_timeout: float = option(
         15.0,
         "Seconds without a heartbeat (written every third of it) after which the other"
@@ -226,3 +231,14 @@ class Settings:
         if self.database:
             return self.database
         return f"sqlite:///{(self.data_dir / 'horarium.sqlite3').resolve()}"
+
+
+def outdated_options(settings: Settings) -> list[str]:
+    """Start-up warnings about options given that no longer do anything."""
+    if settings.collection_share is None:
+        return []
+    return [
+        "--collection-share (HORARIUM_COLLECTION_SHARE) no longer does anything: a collection"
+        " whose attempts end quickly may take every slot, and new, slow or hung ones share nine"
+        " tenths of them (--slow-attempt-seconds); remove it."
+    ]

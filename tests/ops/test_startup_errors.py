@@ -153,3 +153,20 @@ def test_no_access_log_leaves_the_request_lines_out(tmp_path: Path) -> None:
                 assert httpx.get(server.url("/healthz"), timeout=10).status_code == 200
             log = server.log()
         assert ('"GET /healthz HTTP/1.1" 200' in log) is logged, log
+
+
+def test_a_removed_option_still_starts_with_a_warning(tmp_path: Path) -> None:
+    log = tmp_path / "worker.log"
+    database = f"sqlite:///{tmp_path / 'w.sqlite3'}"
+    worker = start_worker(database, log, ["--collection-share", "0.5"])
+    try:
+        wait_until(lambda: "Horarium worker running" in log.read_text(), "the worker to start")
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    assert "Warning: --collection-share (HORARIUM_COLLECTION_SHARE) no longer does anything" in (
+        log.read_text()
+    )

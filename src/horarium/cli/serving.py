@@ -9,6 +9,7 @@ import click
 
 from horarium import logs
 from horarium.cli.options import OneLineError, settings_from, settings_options
+from horarium.config import outdated_options
 
 
 @click.command()
@@ -25,7 +26,7 @@ def serve(**values: Any) -> None:
         warnings = review(settings)
     except ExposureError as e:
         raise OneLineError(str(e)) from None
-    for warning in warnings + probe_warnings(settings):
+    for warning in warnings + probe_warnings(settings) + outdated_options(settings):
         logs.warn(warning)
     run(settings)
 
@@ -39,6 +40,6 @@ def worker(**values: Any) -> None:
 
     settings = settings_from(run_engine=True, **values)
     logs.setup(settings.log_format, settings.log_level)
-    for warning in probe_warnings(settings):
+    for warning in probe_warnings(settings) + outdated_options(settings):
         logs.warn(warning)
     run(settings)
