@@ -17,7 +17,11 @@ def always_ok(path: str, seen: int) -> int:
 
 
 class Receiver:
-    def __init__(self, answer: Answer = always_ok) -> None:
+    """`address`: where it listens (default: a free port on 127.0.0.1)."""
+
+    def __init__(
+        self, answer: Answer = always_ok, *, address: tuple[str, int] = ("127.0.0.1", 0)
+    ) -> None:
         self.received: list[dict[str, Any]] = []
         received = self.received
         lock = threading.Lock()
@@ -47,8 +51,8 @@ class Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.server = ThreadingHTTPServer(address, Handler)
+        self.base_url = f"http://{address[0]}:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def requests_to(self, path: str) -> list[dict[str, Any]]:

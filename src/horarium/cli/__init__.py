@@ -1,5 +1,6 @@
-"""`horarium` command line: serve, worker (`serving`), preview, keys, secrets; and over the REST
-API, collections, jobs, calendars, export, import (`horarium.cli.rest`).
+"""`horarium` command line: serve, worker (`serving`), preview, keys, secrets, backup, restore
+(`backups`), migrate (`migrating`); and over the REST API, collections, jobs, calendars, export,
+import (`horarium.cli.rest`).
 
 Every option of `serve` / `worker` also reads HORARIUM_<OPTION> (dashes become underscores).
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from horarium.cli import keys, preview, rest, secrets, serving
+from horarium.cli import backups, keys, migrating, preview, rest, secrets, serving
 
 
 @click.group()
@@ -22,5 +23,8 @@ main.add_command(serving.worker)
 main.add_command(preview.preview_command)
 main.add_command(keys.keys)
 main.add_command(secrets.secrets)
+main.add_command(backups.backup)
+main.add_command(backups.restore)
+main.add_command(migrating.migrate)
 for command in rest.MANAGEMENT_COMMANDS:
     main.add_command(command)

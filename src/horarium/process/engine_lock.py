@@ -28,6 +28,20 @@ def lock_path(database_url: str) -> Path | None:
 def hold(database_url: str, command: str) -> str | None:
     """Take the lock for this process (`command` names it to a second one); returns why it
     cannot (None: held, or no lock needed)."""
+    holder = take(database_url, command)
+    if holder is None:
+        return None
+    return (
+        f"the SQLite database {make_url(database_url).database} has a scheduler already"
+        f" ({holder}):"
+        " one process may run the scheduler on a SQLite database (run `serve --no-engine`"
+        " beside it, or use PostgreSQL for several)."
+    )
+
+
+def take(database_url: str, command: str) -> str | None:
+    """Take the lock for this process's life; when another process holds it, returns who
+    (its pid, command and start, as it wrote them). None: taken, or no lock needed."""
     path = lock_path(database_url)
     if path is None:
         return None
@@ -39,12 +53,7 @@ def hold(database_url: str, command: str) -> str | None:
         file.seek(0)
         holder = file.read().strip() or "a process that has not written its name yet"
         file.close()
-        return (
-            f"the SQLite database {make_url(database_url).database} has a scheduler already"
-            f" ({holder}):"
-            " one process may run the scheduler on a SQLite database (run `serve --no-engine`"
-            " beside it, or use PostgreSQL for several)."
-        )
+        return holder
     os.chmod(path, 0o600)
     file.seek(0)
     file.truncate()

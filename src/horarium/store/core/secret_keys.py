@@ -82,6 +82,19 @@ def write_key_file(path: Path, keys: list[bytes]) -> None:
         out.write("".join(encode(key) + "\n" for key in keys))
 
 
+def key_file_path(key_file: Path | None, data_dir: Path) -> Path:
+    """The key file a process reads: `key_file`, else the default file in `data_dir`."""
+    return key_file if key_file is not None else data_dir / DEFAULT_FILE
+
+
+def read_existing(*, key: str | None, key_file: Path | None, data_dir: Path) -> Keyring:
+    """The keyring `load` would give, without creating the default file. Raises
+    `SecretKeyError`."""
+    if key:
+        return parse_keys(key, "HORARIUM_SECRET_KEY")
+    return read_key_file(key_file_path(key_file, data_dir))
+
+
 def load(*, key: str | None, key_file: Path | None, data_dir: Path) -> LoadedKey:
     """The keyring of a process: `key` (the variable), else `key_file`, else the default file in
     `data_dir`, created when missing. Raises `SecretKeyError`."""
@@ -89,7 +102,7 @@ def load(*, key: str | None, key_file: Path | None, data_dir: Path) -> LoadedKey
         return LoadedKey(parse_keys(key, "HORARIUM_SECRET_KEY"), "HORARIUM_SECRET_KEY")
     created = False
     if key_file is None:
-        key_file = data_dir / DEFAULT_FILE
+        key_file = key_file_path(None, data_dir)
         if not key_file.exists():
             try:
                 write_key_file(key_file, [new_key()])
