@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from horarium.cli.rest.export_layout import collection_document, job_document
 from horarium.client.secret_fields import secret_fields
 from horarium.model.actions import WireStyle
 from horarium.model.collection import parse_collection, render_collection, shaped
@@ -19,6 +18,7 @@ from horarium.model.names import CollectionName
 
 PLACEHOLDER = "left-out-secret"  # stands in for a secret the document lacks; never sent
 _NO_STATUS = JobStatus(0, 0, 0, None, None)
+SERVICE_SET = ("id", "type", "name")  # what the API sets, not the request (and a job's status)
 
 
 def collection_as_answered(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -35,7 +35,7 @@ def collection_as_answered(body: dict[str, Any]) -> dict[str, Any] | None:
         state=wanted.state,
         document=wanted.document,
     )
-    return collection_document(rendered)
+    return {k: v for k, v in rendered.items() if k not in SERVICE_SET}
 
 
 def job_as_answered(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -54,7 +54,8 @@ def job_as_answered(body: dict[str, Any]) -> dict[str, Any] | None:
         status=_NO_STATUS,
         style=WireStyle(),
     )
-    return job_document(rendered)
+    properties = {k: v for k, v in rendered["properties"].items() if k != "status"}
+    return {"properties": properties}
 
 
 def _with_placeholders(body: dict[str, Any]) -> dict[str, Any]:

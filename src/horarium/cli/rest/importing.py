@@ -1,6 +1,7 @@
 """`horarium import DIR`: the collections, then their exclusion calendars, then the jobs (which
 may list the calendars), of an export (or of files laid out the same way) PUT into a
-subscription.
+subscription; `--from arm TEMPLATE` reads an ARM template instead (`arm_import`), through the
+same `Importer`.
 
 Idempotent by comparison: a resource whose document equals what the API answers for it (without
 what only the service sets; secrets compared as the API shows them, left out or `***`) is left
@@ -372,8 +373,8 @@ def report(tally: Tally, what: str, dry_run: bool, *, files: bool = True) -> Non
     verb = "Compared" if dry_run else "Imported"
     click.echo(f"{verb} {what}: {tally.summary(dry_run)}.")
     kept = [
-        plural(n, what)
-        for n, what in (
+        plural(n, kind)
+        for n, kind in (
             (tally.collection_secrets_kept, "unchanged collection"),
             (tally.secrets_kept, "unchanged job"),
         )
