@@ -394,3 +394,10 @@ def test_an_unseen_value_outside_a_secret_field_is_refused(tmp_path: Path) -> No
         "job 'jc/secure': properties.action.request.uri uses the secure parameter 'apiKey', which"
         " has no value; give it with --set apiKey=… or --parameters" in message
     )
+
+
+def test_a_template_nested_too_deeply_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"resources": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(TemplateError, match="nested too deeply"):
+        read_arm(path, None, {}, SCOPE, NOW)

@@ -32,6 +32,7 @@ from horarium.cli.rest.importing import (
     Tally,
     report,
 )
+from horarium.cli.rest.naming import optional_group, subscription_of
 from horarium.cli.rest.output import print_table
 from horarium.client import ApiRefused, CollectionRef, check_segment
 from horarium.importers.arm import Planned, Scope, TemplateError, read_arm
@@ -75,22 +76,26 @@ def import_arm(
     resend_secrets: bool,
     dry_run: bool,
 ) -> None:
+    """Read the whole template, then compare and PUT each resource; print the dry-run table,
+    the failures and the summary (exit code 1 when anything failed)."""
     template = options.template
     if not template.is_file():
         raise OneLineError(f"{template} is not a file (--from arm reads an ARM template)")
-    scope = Scope(
-        _named(options.subscription, "subscription", "--subscription S or HORARIUM_SUBSCRIPTION"),
-        _named(options.resource_group, "resource group", "--resource-group G"),
-        location,
-    )
+    group = optional_group(options.resource_group)
+    if group is None:
+        raise OneLineError("name the resource group: --resource-group G")
+    scope = Scope(subscription_of(options.subscription), group, location)
     now = _now(utc_now)
     try:
         found = read_arm(template, options.parameters, _sets(options.sets), scope, now)
     except TemplateError as e:
         raise OneLineError(str(e)) from None
     for item in found.items:
-        for name in item.resource.names:
-            _named(name, item.resource.kind, "a valid name")
+        for name, what in zip(item.resource.names, ("collection", "job"), strict=False):
+            try:
+                check_segment(name, what)
+            except ValueError as e:
+                raise OneLineError(f"{template}: {item.resource.label}: {e}") from None
     with connection.client() as client:
         tally, rows = _run(Importer(client, dry_run, resend_secrets, CANONICAL), scope, found.items)
     if dry_run:
@@ -105,15 +110,6 @@ def import_arm(
         )
     where = f"{template} into {scope.subscription}/{scope.resource_group}"
     report(tally, where, dry_run, files=False)
-
-
-def _named(value: str | None, what: str, spelled: str) -> str:
-    if not value:
-        raise OneLineError(f"name the {what}: {spelled}")
-    try:
-        return check_segment(value, what)
-    except ValueError as e:
-        raise OneLineError(str(e)) from None
 
 
 def _now(given: str | None) -> datetime:

@@ -46,6 +46,8 @@ def read_arm(
         items = [planned(resource) for resource in found.resources]
     except TemplateError as e:
         raise TemplateError(f"{template}: {e}") from None
+    except RecursionError:  # values nested deeper than Python's stack, in a valid JSON file
+        raise TemplateError(f"{template}: values nested too deeply") from None
     return ArmPlan(items, found.used_utc_now)
 
 

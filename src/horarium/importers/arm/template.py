@@ -1,7 +1,10 @@
 """An ARM template read far enough to import its Scheduler resources: its parameters (from
-their defaults, a parameters file and `--set`), its variables, and every
+`--set`, a parameters file, then their defaults), its variables, and every
 `Microsoft.Scheduler/jobCollections` and `…/jobs` resource, top level or nested in a parent's
 `resources`, expanded over `copy` loops, with `condition` honoured, in `dependsOn` order.
+
+Parameters and variables are evaluated on first use, so a parameter only a skipped resource
+uses needs no value; every value given is still checked against its parameter's type.
 
 Only the Scheduler resources are evaluated; the others (a web app, a storage account) are
 skipped whole, so their `reference()` or `listKeys()` calls do not matter. Every error is a
@@ -72,6 +75,8 @@ def read_json(path: Path, what: str) -> dict[str, Any]:
         value = json.loads(raw.decode("utf-8-sig"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise TemplateError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise TemplateError(f"{path}: the {what} is nested too deeply") from None
     if not isinstance(value, dict):
         raise TemplateError(f"{path}: not a JSON object")
     return value
