@@ -70,6 +70,7 @@ MODULE_SECONDS = {
     "tests/api/test_api_pause.py": 7,
     "tests/api/test_api_execution_policy.py": 7,
     "tests/cli/test_cli_connection.py": 6,
+    "tests/cli/test_cli_import_arm.py": 6,
     "tests/security/test_request_framing.py": 6,
     "tests/api/test_api_jobs.py": 6,
     "tests/security/test_oidc_through_serve.py": 6,

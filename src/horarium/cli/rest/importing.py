@@ -1,6 +1,7 @@
 """`horarium import DIR`: the collections, then their exclusion calendars, then the jobs (which
 may list the calendars), of an export (or of files laid out the same way) PUT into a
-subscription.
+subscription; `--from arm TEMPLATE` reads an ARM template instead (`arm_import`), through the
+same `Importer`.
 
 Idempotent by comparison: a resource whose document equals what the API answers for it (without
 what only the service sets; secrets compared as the API shows them, left out or `***`) is left
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -61,6 +62,29 @@ class NotSent(Exception):
     """A resource that was not sent, and why (one line)."""
 
 
+class SecretNeeded(NotSent):
+    """A resource to create whose secrets are not all there (one line naming them)."""
+
+
+EXPORT_HINT = "secrets are not exported: add them to the file"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a document reads as the API would answer it, to compare with the API's answer
+    (`collection_document` / `job_document` of the current resource)."""
+
+    collection: Callable[[dict[str, Any]], dict[str, Any] | None]
+    job: Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+# An export's files are the API's answers: only their secrets differ from what it shows.
+AS_EXPORTED = Comparison(
+    collection=lambda document: collection_as_answered(collection_document(document)),
+    job=lambda document: as_answered(job_document(document)),
+)
+
+
 @dataclass
 class Tally:
     """What an import did, per kind of resource, and the failures in one line each."""
@@ -96,18 +120,21 @@ class Importer:
     client: HorariumClient
     dry_run: bool
     resend_secrets: bool
+    compare: Comparison = AS_EXPORTED
 
     def collection(self, ref: CollectionRef, file: CollectionFile, tally: Tally) -> Outcome:
         document = collection_document(file.document)
         fields = collection_secret_fields(document)
         carries = any(f.present for f in fields)
         current = self.client.find_collection(ref)
-        if current is not None and collection_document(current) == collection_as_answered(document):
+        if current is not None and collection_document(current) == self.compare.collection(
+            document
+        ):
             if not (carries and self.resend_secrets):
                 tally.collection_secrets_kept += int(carries)
                 return Outcome.UNCHANGED
         if current is None:
-            _require(fields)
+            _require(fields, EXPORT_HINT)
         if self.dry_run:
             return Outcome.CREATED if current is None else Outcome.REPLACED
         written = self.client.put_collection(ref, document)
@@ -123,33 +150,34 @@ class Importer:
         written = self.client.put_calendar(ref.calendar(file.name), document)
         return Outcome.CREATED if written.created else Outcome.REPLACED
 
-    def job(self, ref: CollectionRef, file: JobFile, tally: Tally) -> Outcome:
+    def job(
+        self, ref: CollectionRef, file: JobFile, tally: Tally, hint: str = EXPORT_HINT
+    ) -> Outcome:
+        """`hint`: what to do about a missing secret, after the fields it names."""
         document = job_document(file.document)
         fields = secret_fields(document)
         carries = any(f.present for f in fields)
         current = self.client.find_job(ref.job(file.name))
-        if current is not None and job_document(current) == as_answered(document):
+        if current is not None and job_document(current) == self.compare.job(document):
             if not (carries and self.resend_secrets):
                 tally.secrets_kept += int(carries)
                 return Outcome.UNCHANGED
         if current is None:
-            _require(fields)
+            _require(fields, hint)
         if self.dry_run:
             return Outcome.CREATED if current is None else Outcome.REPLACED
         written = self.client.put_job(ref.job(file.name), document)
         return Outcome.CREATED if written.created else Outcome.REPLACED
 
 
-def _require(fields: list[SecretField]) -> None:
-    """Refuse to create a resource whose file lacks a secret it needs (`NotSent`)."""
+def _require(fields: list[SecretField], hint: str) -> None:
+    """Refuse to create a resource that lacks a secret it needs (`SecretNeeded`)."""
     missing = [f.path for f in fields if f.required and not f.present]
     if missing:
-        raise NotSent(
-            f"needs {', '.join(missing)} (secrets are not exported: add them to the file)"
-        )
+        raise SecretNeeded(f"needs {', '.join(missing)} ({hint})")
 
 
-def _attempt(tally: Tally, path: Path, work: Callable[[], Outcome]) -> Outcome:
+def _attempt(tally: Tally, path: Path | str, work: Callable[[], Outcome]) -> Outcome:
     """`work`'s outcome; a refusal (but an authentication failure, which ends the import) is
     counted as failed with its one line."""
     try:
@@ -217,33 +245,116 @@ def _names_checked(found: list[CollectionFile]) -> None:
             raise OneLineError(f"{file.path}: {e}") from None
 
 
-@click.command(name="import", short_help="PUT the collections, calendars and jobs of an export.")
-@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.command(name="import", short_help="PUT the collections and jobs of an export or template.")
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--from",
+    "source_kind",
+    type=click.Choice(["export", "arm"]),
+    default="export",
+    show_default=True,
+    help="What SOURCE is: a folder of `horarium export`, or an ARM template (a JSON file).",
+)
 @click.option(
     "--subscription",
     envvar="HORARIUM_SUBSCRIPTION",
     show_envvar=True,
     default=None,
-    help="The subscription to import into (default: the exported one).",
+    help="The subscription to import into (an export: default the exported one).",
+)
+@click.option(
+    "--resource-group",
+    envvar="HORARIUM_RESOURCE_GROUP",
+    show_envvar=True,
+    default=None,
+    help="ARM: the resource group to import into (what resourceGroup() answers).",
+)
+@click.option(
+    "--location",
+    default=None,
+    help="ARM: the resource group's location (what resourceGroup().location answers).",
+)
+@click.option(
+    "--parameters",
+    "parameters_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="ARM: a parameters file (azuredeploy.parameters.json).",
+)
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="ARM: a parameter's value (over the parameters file); repeatable.",
+)
+@click.option(
+    "--utc-now",
+    default=None,
+    metavar="TIME",
+    help="ARM: what utcNow() answers in parameter defaults (ISO 8601; default: now).",
 )
 @click.option(
     "--resend-secrets",
     is_flag=True,
-    help="Also PUT unchanged collections and jobs whose files carry secrets (to change one).",
+    help="Also PUT unchanged collections and jobs that carry secrets (to change one).",
 )
 @click.option("--dry-run", is_flag=True, help="Compare only; send nothing.")
 @connection_options
 def import_(
+    connection: Connection,
+    source: Path,
+    source_kind: str,
+    subscription: str | None,
+    resource_group: str | None,
+    location: str | None,
+    parameters_file: Path | None,
+    sets: tuple[str, ...],
+    utc_now: str | None,
+    resend_secrets: bool,
+    dry_run: bool,
+) -> None:
+    """Import the collections, calendars and jobs of an export, or the Scheduler resources of
+    an ARM template (`--from arm`), PUTting what differs.
+
+    Collections first, then their calendars, then their jobs (a template's in dependsOn
+    order); a resource that equals its source is left alone, so importing twice changes
+    nothing the second time."""
+    if source_kind == "arm":
+        from horarium.cli.rest.arm_import import ArmOptions, import_arm
+
+        options = ArmOptions(source, parameters_file, sets, subscription, resource_group)
+        import_arm(connection, options, location, utc_now, resend_secrets, dry_run)
+        return
+    _no_arm_options(
+        resource_group="--resource-group",
+        location="--location",
+        parameters_file="--parameters",
+        sets="--set",
+        utc_now="--utc-now",
+    )
+    if not source.is_dir():
+        raise OneLineError(f"{source} is not a folder (an ARM template needs --from arm)")
+    import_export(connection, source, subscription, resend_secrets, dry_run)
+
+
+def _no_arm_options(**flags: str) -> None:
+    """A usage error for an option of `--from arm` given on the command line with an export
+    (HORARIUM_RESOURCE_GROUP, set for other commands, is not one)."""
+    context = click.get_current_context()
+    for name, flag in flags.items():
+        if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+            raise OneLineError(f"{flag} is for --from arm; an export names its resource groups")
+
+
+def import_export(
     connection: Connection,
     folder: Path,
     subscription: str | None,
     resend_secrets: bool,
     dry_run: bool,
 ) -> None:
-    """Import the collections, calendars and jobs of an export (PUT what differs).
-
-    Collections first, then their calendars, then their jobs; a resource that equals the file
-    is left alone, so importing twice changes nothing the second time."""
+    """`import DIR`: an export's files."""
     manifest = read_manifest(folder)
     if manifest is None:
         raise OneLineError(f"{folder} is not a Horarium export (it has no {MANIFEST})")
@@ -252,21 +363,27 @@ def import_(
     _names_checked(found)
     with connection.client() as client:
         tally = run_import(Importer(client, dry_run, resend_secrets), target, found)
+    report(tally, f"{folder} into the subscription {target}", dry_run)
+
+
+def report(tally: Tally, what: str, dry_run: bool, *, files: bool = True) -> None:
+    """The failures (stderr), the summary line, what was not sent; exit code 1 on a failure."""
     for line in tally.failures:
         click.echo(f"Error: {line}", err=True)
     verb = "Compared" if dry_run else "Imported"
-    click.echo(f"{verb} {folder} into the subscription {target}: {tally.summary(dry_run)}.")
+    click.echo(f"{verb} {what}: {tally.summary(dry_run)}.")
     kept = [
-        plural(n, what)
-        for n, what in (
+        plural(n, kind)
+        for n, kind in (
             (tally.collection_secrets_kept, "unchanged collection"),
             (tally.secrets_kept, "unchanged job"),
         )
         if n
     ]
     if kept:
+        where = "files of " if files else ""
         click.echo(
-            f"Secrets in the files of {' and '.join(kept)} were not sent"
+            f"Secrets in the {where}{' and '.join(kept)} were not sent"
             " (--resend-secrets sends them)."
         )
     if tally.failures:
