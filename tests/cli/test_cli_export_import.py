@@ -218,6 +218,26 @@ def test_import_into_another_subscription(cli: Cli, api: Api, cli_server: Server
     assert _snapshot(api) == before
 
 
+def test_import_disabled_starts_nothing_in_the_copy(
+    cli: Cli, api: Api, cli_server: ServerProcess
+) -> None:
+    _define(api)
+    assert cli("export", "backup").exit_code == 0
+    other = Api(cli_server, f"{api.subscription}-idle")
+    result = cli("import", "backup", "--subscription", other.subscription, "--disabled")
+    assert result.exit_code == 0, result.output
+    copied = [k for k in _snapshot(other) if len(k.split("/")) == 11]  # the jobs
+    assert len(copied) == 3
+    for key in copied:
+        job = other.http.get(key, params={"api-version": "2016-03-01"}).json()
+        assert job["properties"]["state"] == "disabled", job
+    again = cli("import", "backup", "--subscription", other.subscription, "--disabled")
+    assert "jobs 0 created, 0 replaced, 3 unchanged" in again.stdout, again.output
+    assert api.get(api.job("billing", "nightly", "rg-a")).json()["properties"]["state"] == (
+        "enabled"
+    )  # the source is untouched
+
+
 def test_export_scoped_to_a_group_or_a_collection(cli: Cli, api: Api, tmp_path: Path) -> None:
     _define(api)
     group = cli("export", "by-group", "--resource-group", "rg-b")

@@ -75,9 +75,11 @@ def import_arm(
     utc_now: str | None,
     resend_secrets: bool,
     dry_run: bool,
+    disabled: bool = False,
 ) -> None:
     """Read the whole template, then compare and PUT each resource; print the dry-run table,
-    the failures and the summary (exit code 1 when anything failed)."""
+    the failures and the summary (exit code 1 when anything failed). `disabled`: every job
+    imported Disabled."""
     template = options.template
     if not template.is_file():
         raise OneLineError(f"{template} is not a file (--from arm reads an ARM template)")
@@ -97,7 +99,8 @@ def import_arm(
             except ValueError as e:
                 raise OneLineError(f"{template}: {item.resource.label}: {e}") from None
     with connection.client() as client:
-        tally, rows = _run(Importer(client, dry_run, resend_secrets, CANONICAL), scope, found.items)
+        importer = Importer(client, dry_run, resend_secrets, CANONICAL, disabled)
+        tally, rows = _run(importer, scope, found.items)
     if dry_run:
         print_table(
             ["RESOURCE", "ACTION", f"FIRST {SHOWN_EXECUTIONS} EXECUTIONS (the job's time zone)"],

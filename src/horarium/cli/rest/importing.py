@@ -121,6 +121,7 @@ class Importer:
     dry_run: bool
     resend_secrets: bool
     compare: Comparison = AS_EXPORTED
+    disabled: bool = False  # every job imported Disabled (`--disabled`)
 
     def collection(self, ref: CollectionRef, file: CollectionFile, tally: Tally) -> Outcome:
         document = collection_document(file.document)
@@ -155,6 +156,8 @@ class Importer:
     ) -> Outcome:
         """`hint`: what to do about a missing secret, after the fields it names."""
         document = job_document(file.document)
+        if self.disabled:
+            document = _disabled(document)
         fields = secret_fields(document)
         carries = any(f.present for f in fields)
         current = self.client.find_job(ref.job(file.name))
@@ -168,6 +171,14 @@ class Importer:
             return Outcome.CREATED if current is None else Outcome.REPLACED
         written = self.client.put_job(ref.job(file.name), document)
         return Outcome.CREATED if written.created else Outcome.REPLACED
+
+
+def _disabled(document: dict[str, Any]) -> dict[str, Any]:
+    """The job `document` with its state Disabled (as the API answers it)."""
+    properties = document.get("properties")
+    if not isinstance(properties, dict):
+        return document
+    return {**document, "properties": {**properties, "state": "disabled"}}
 
 
 def _require(fields: list[SecretField], hint: str) -> None:
@@ -299,6 +310,12 @@ def _names_checked(found: list[CollectionFile]) -> None:
     is_flag=True,
     help="Also PUT unchanged collections and jobs that carry secrets (to change one).",
 )
+@click.option(
+    "--disabled",
+    is_flag=True,
+    help="Import every job Disabled (nothing starts until `jobs enable`): for a copy beside"
+    " the service it came from.",
+)
 @click.option("--dry-run", is_flag=True, help="Compare only; send nothing.")
 @connection_options
 def import_(
@@ -312,6 +329,7 @@ def import_(
     sets: tuple[str, ...],
     utc_now: str | None,
     resend_secrets: bool,
+    disabled: bool,
     dry_run: bool,
 ) -> None:
     """Import the collections, calendars and jobs of an export, or the Scheduler resources of
@@ -324,7 +342,7 @@ def import_(
         from horarium.cli.rest.arm_import import ArmOptions, import_arm
 
         options = ArmOptions(source, parameters_file, sets, subscription, resource_group)
-        import_arm(connection, options, location, utc_now, resend_secrets, dry_run)
+        import_arm(connection, options, location, utc_now, resend_secrets, dry_run, disabled)
         return
     _no_arm_options(
         resource_group="--resource-group",
@@ -335,7 +353,7 @@ def import_(
     )
     if not source.is_dir():
         raise OneLineError(f"{source} is not a folder (an ARM template needs --from arm)")
-    import_export(connection, source, subscription, resend_secrets, dry_run)
+    import_export(connection, source, subscription, resend_secrets, dry_run, disabled)
 
 
 def _no_arm_options(**flags: str) -> None:
@@ -353,8 +371,9 @@ def import_export(
     subscription: str | None,
     resend_secrets: bool,
     dry_run: bool,
+    disabled: bool = False,
 ) -> None:
-    """`import DIR`: an export's files."""
+    """`import DIR`: an export's files (`disabled`: every job imported Disabled)."""
     manifest = read_manifest(folder)
     if manifest is None:
         raise OneLineError(f"{folder} is not a Horarium export (it has no {MANIFEST})")
@@ -362,7 +381,8 @@ def import_export(
     found = read_export(folder)
     _names_checked(found)
     with connection.client() as client:
-        tally = run_import(Importer(client, dry_run, resend_secrets), target, found)
+        importer = Importer(client, dry_run, resend_secrets, disabled=disabled)
+        tally = run_import(importer, target, found)
     report(tally, f"{folder} into the subscription {target}", dry_run)
 
 
