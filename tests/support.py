@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -131,6 +132,17 @@ def fresh_pg_database() -> Iterator[str]:
         yield f"{base}/{name}"
     finally:
         _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def hour_with_room(room: timedelta = timedelta(minutes=2)) -> datetime:
+    """The start of the current hour (UTC), once at least `room` of it is left: a test that
+    places executions around "this hour" would otherwise see the next hour's fall due while it
+    runs. Waits for the next hour when it is closer than that."""
+    now = datetime.now(UTC)
+    next_hour = now.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    if next_hour - now < room:
+        time.sleep((next_hour - now).total_seconds() + 0.5)
+    return datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 
 
 def wait_until(check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:

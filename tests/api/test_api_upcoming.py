@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from tests.api.api_client import Api, error_of, http_job
 from tests.server_process import ServerProcess
+from tests.support import hour_with_room
 
 HOUR = timedelta(hours=1)
 
@@ -106,7 +107,7 @@ def test_upcoming_marks_overdue_executions_with_what_the_missed_policy_does(
     api.put(api.job(name, "hourly"), hourly)
     # Set a day ago, the job's execution of five hours ago has not run: the service was down
     # since (this server's scheduler is off).
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    hour = hour_with_room()
     update_job(
         server,
         job_id(server, name, "hourly"),

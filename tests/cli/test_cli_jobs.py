@@ -14,7 +14,7 @@ from tests.api.api_client import Api, add_history, http_job
 from tests.cli.cli_runner import Cli, one_line_error, rows
 from tests.http_receiver import Receiver
 from tests.server_process import ServerProcess
-from tests.support import wait_until
+from tests.support import hour_with_room, wait_until
 
 PING = {
     "properties": {
@@ -410,7 +410,7 @@ def test_show_and_upcoming_name_the_execution_policy_and_what_happens_to_overdue
     assert "execution policy" not in plain
 
     # Set a day ago, its execution of five hours ago has not run (this server runs no engine).
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    hour = hour_with_room()
     update_job(
         cli_server,
         job_id(cli_server, collection, "catchup"),

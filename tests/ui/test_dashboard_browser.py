@@ -15,6 +15,7 @@ import pytest
 from horarium.store.core.sealing import unseal_definition
 from horarium.store.core.secret_keys import read_key_file
 from tests.server_process import ServerProcess
+from tests.support import hour_with_room
 from tests.ui.ui_support import Api, sign_in, signed_in_at
 
 # `server`, `target`, `page` and `api`: tests/ui/conftest.py.
@@ -429,7 +430,7 @@ def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
 def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
     watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:
-    from datetime import UTC, datetime, timedelta
+    from datetime import timedelta
 
     from playwright.sync_api import expect
 
@@ -446,7 +447,7 @@ def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
         executionPolicy={"overlap": "Skip"},
     )
     row = job_id(server, collection, "serial")
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    hour = hour_with_room()
     # Its execution of three hours ago is held by a (made-up) process, so this server's engine
     # leaves the job alone; the executions due after it have not run.
     update_job(
