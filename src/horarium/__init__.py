@@ -5,13 +5,26 @@
 `horarium.__version__`: the installed version.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from functools import cache
 
 from horarium.recurrence import RecurrenceError, preview
 
-try:
-    __version__ = version("horarium")  # single source: `version` in pyproject.toml
-except PackageNotFoundError:  # run from source without being installed
-    __version__ = "unknown"
-
 __all__ = ["RecurrenceError", "__version__", "preview"]
+
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read from the installed package's metadata when first asked for (reading
+    it costs every process start tens of milliseconds otherwise)."""
+    if name == "__version__":
+        return _version()
+    raise AttributeError(f"module 'horarium' has no attribute {name!r}")
+
+
+@cache
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("horarium")  # single source: `version` in pyproject.toml
+    except PackageNotFoundError:  # run from source without being installed
+        return "unknown"

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from horarium.api import api_keys
-from horarium.api.oidc import OidcVerifier
 from horarium.api.principal import ALL_SUBSCRIPTIONS, AuthenticationError, Principal, Role
 from horarium.api.wire import arm_error
 from horarium.store.resources.access import Store
+
+if TYPE_CHECKING:  # imported where a verifier is made: JWT and aiohttp only then
+    from horarium.api.oidc import OidcVerifier
 
 # The caller of every request when authentication is off (`--auth none`).
 ANONYMOUS = Principal("anonymous", frozenset({ALL_SUBSCRIPTIONS}), Role.CONTRIBUTOR)

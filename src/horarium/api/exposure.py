@@ -7,7 +7,6 @@ import ipaddress
 import ssl
 from urllib.parse import urlsplit
 
-from horarium.api.oidc_keys import check_transport
 from horarium.config import Settings
 
 
@@ -59,6 +58,8 @@ def _check_oidc(settings: Settings) -> None:
             "--oidc-audience is required with --oidc-issuer (the 'aud' its tokens must carry)."
         )
     if settings.oidc_issuer:
+        from horarium.api.oidc_keys import check_transport  # aiohttp and JWT: only then
+
         try:
             check_transport(settings.oidc_issuer)
         except ValueError as e:

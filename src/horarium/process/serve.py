@@ -14,6 +14,7 @@ import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import uvicorn
 from fastapi import FastAPI
@@ -26,7 +27,6 @@ from horarium.api.app import create_api
 from horarium.api.authentication import Authenticator
 from horarium.api.first_key import ADMIN_TOKEN_FILE, make_first_key
 from horarium.api.hosts import allowed_hosts
-from horarium.api.oidc import OidcVerifier
 from horarium.config import Settings
 from horarium.engine.tasks import cancel_and_wait
 from horarium.loops import running_loop_name
@@ -41,6 +41,9 @@ from horarium.process.probe_server import ProbeServer
 from horarium.store.core.db import create_engine
 from horarium.store.core.sealing import Keyring
 from horarium.store.resources.access import Store
+
+if TYPE_CHECKING:
+    from horarium.api.oidc import OidcVerifier
 
 
 def create_app(
@@ -137,6 +140,8 @@ async def _first_key(db: AsyncEngine, settings: Settings) -> None:
 def _oidc(settings: Settings) -> OidcVerifier | None:
     if not settings.oidc_issuer or not settings.oidc_audience:
         return None
+    from horarium.api.oidc import OidcVerifier  # JWT and aiohttp: only with an issuer
+
     return OidcVerifier(
         settings.oidc_issuer,
         settings.oidc_audience,
