@@ -427,6 +427,40 @@ def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
     assert after["state"].lower() == "disabled"
 
 
+def test_schedules_read_as_clock_times_and_a_cron_job_is_not_one_time(
+    watched: Watched, server: ServerProcess, target: str, api: Api
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    collection = api.new_collection()
+    api.new_job(collection, "weekdays", f"{target}/ok", recurrence={"cron": "0 9 * * MON-FRI"})
+    api.new_job(
+        collection,
+        "daily",
+        f"{target}/ok",
+        recurrence={
+            "frequency": "Day",
+            "schedule": {"hours": [7], "minutes": [0, 30]},
+            "timeZone": "Europe/Paris",
+        },
+    )
+    api.new_job(collection, "once", f"{target}/ok", startTime="2090-01-01T00:00:00Z")
+
+    signed_in_at(page, server, api.subscription, f"#/jobs/rg1/{collection}")
+    rows = page.locator("#jobs-list tbody tr")
+    expect(rows).to_have_count(3)
+    expect(rows.filter(has_text="weekdays")).to_contain_text("cron 0 9 * * MON-FRI")
+    expect(rows.filter(has_text="daily")).to_contain_text(
+        "every day at 07:00, 07:30 (Europe/Paris)"
+    )
+    expect(rows.filter(has_text="once")).to_contain_text("one time")
+    page.goto(server.url(f"/ui/#/job/rg1/{collection}/weekdays"))
+    summary = page.locator("dl.summary")
+    expect(summary).to_contain_text("cron 0 9 * * MON-FRI")
+    expect(summary).not_to_contain_text("one time")
+
+
 def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
     watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:

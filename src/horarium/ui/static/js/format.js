@@ -86,10 +86,28 @@ export function pauseText(pause) {
 
 const plural = (n, word) => `${n} ${word.toLowerCase()}${n === 1 ? "" : "s"}`;
 
-/** `every 5 minutes at minutes 0, 30 (Europe/Berlin)`, or `one time`. */
+const MAX_CLOCK_TIMES = 8; // more hour × minute pairs than this are told as two lists
+
+/** `07:00, 07:30` for hours [7] and minutes [0, 30]; null when there are too many pairs. */
+function clockTimes(hours, minutes) {
+  if (hours.length * minutes.length > MAX_CLOCK_TIMES) return null;
+  const two = (n) => String(n).padStart(2, "0");
+  return hours.flatMap((h) => minutes.map((m) => `${two(h)}:${two(m)}`)).join(", ");
+}
+
+/** `every day at 07:00, 07:30 (Europe/Berlin)`, `cron 0 9 * * MON-FRI (UTC)`, or `one time`. */
 export function schedule(properties) {
   const rec = properties?.recurrence;
-  if (!rec?.frequency) return "one time";
+  if (!rec?.frequency && !rec?.cron) return "one time";
+  let text = rec.cron ? `cron ${rec.cron}` : every(rec);
+  if (rec.count) text += `, ${plural(rec.count, "time")}`;
+  if (rec.endTime) text += `, until ${utc(rec.endTime)}`;
+  if (rec.timeZone) text += ` (${rec.timeZone})`;
+  return text;
+}
+
+/** `every 2 weeks on Monday at 09:15`: an Azure frequency and schedule. */
+function every(rec) {
   const f = rec.frequency[0].toUpperCase() + rec.frequency.slice(1);
   const n = rec.interval ?? 1;
   let text = n === 1 ? `every ${f.toLowerCase()}` : `every ${plural(n, f)}`;
@@ -97,10 +115,9 @@ export function schedule(properties) {
   const list = (xs) => xs.join(", ");
   if (s.weekDays?.length) text += ` on ${list(s.weekDays)}`;
   if (s.monthDays?.length) text += ` on days ${list(s.monthDays)}`;
+  const times = s.hours?.length && s.minutes?.length ? clockTimes(s.hours, s.minutes) : null;
+  if (times) return `${text} at ${times}`;
   if (s.hours?.length) text += ` at hours ${list(s.hours)}`;
   if (s.minutes?.length) text += ` at minutes ${list(s.minutes)}`;
-  if (rec.count) text += `, ${plural(rec.count, "time")}`;
-  if (rec.endTime) text += `, until ${utc(rec.endTime)}`;
-  if (rec.timeZone) text += ` (${rec.timeZone})`;
   return text;
 }
