@@ -175,6 +175,27 @@ class ServerProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
+def start_worker(
+    database: str, log: Path, args: Sequence[str] = (), secret_key_file: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """`horarium worker` on `database`, its data folder beside `log`, its actions allowed only
+    to loopback (as the test servers'); its output goes to `log` (appended, so a restarted
+    worker adds to it). `secret_key_file`: the API process's key (every process on one
+    database needs the same)."""
+    command = [sys.executable, "-m", "horarium.cli", "worker", "--database", database]
+    command += ["--data-dir", str(log.parent / "worker-data"), *args]
+    if secret_key_file is not None:
+        command += ["--secret-key-file", str(secret_key_file)]
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **LOOPBACK_ONLY},
+            cwd=log.parent,
+        )
+
+
 def database_url(server: ServerProcess) -> str:
     """The URL of the database `server` uses (its SQLite file unless it was given one)."""
     return server.database or f"sqlite:///{(server.data_dir / 'horarium.sqlite3').resolve()}"

@@ -13,10 +13,8 @@ what the sink received per execution tag.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +27,7 @@ import asyncpg
 import httpx
 
 from tests.engine.live_servers import Recorder
-from tests.server_process import LOOPBACK_ONLY, ServerProcess, running_server
+from tests.server_process import ServerProcess, running_server, start_worker
 from tests.support import fresh_pg_database
 
 API = {"api-version": "2016-03-01"}
@@ -37,31 +35,6 @@ COLLECTION = (
     "/subscriptions/sub-c/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/cluster"
 )
 TAG = "x-ms-execution-tag"
-
-
-def start_worker(
-    database: str, log: Path, key_file: Path, args: Sequence[str] = ()
-) -> subprocess.Popen[bytes]:
-    """A worker on the database with the API process's secret key, its actions allowed only to
-    loopback (as the test servers'); its output goes to `log` (appended, so a restarted worker
-    adds to it)."""
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "horarium.cli",
-                "worker",
-                "--database",
-                database,
-                "--secret-key-file",
-                str(key_file),
-                *args,
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **LOOPBACK_ONLY},
-        )
 
 
 def stop_workers(
@@ -97,7 +70,7 @@ class Cluster:
     def worker(self, slot: int, *own: str) -> subprocess.Popen[bytes]:
         """Start the worker of `slot` (its log: `logs[slot]`) with the cluster's args and `own`."""
         key = self.api.data_dir / "secret.key"
-        return start_worker(self.database, self.logs[slot], key, [*self.args, *own])
+        return start_worker(self.database, self.logs[slot], [*self.args, *own], key)
 
     def start_workers(self, *own: Sequence[str]) -> None:
         """Start a worker per log, with the cluster's args and, if given, each one's `own`."""

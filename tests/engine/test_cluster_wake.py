@@ -23,10 +23,9 @@ import httpx
 import pytest
 
 from horarium.store.core.wakeups import APPLICATION_NAME
-from tests.engine.cluster_support import start_worker
 from tests.engine.live_servers import LiveServers, Recorder, wait_until
 from tests.ops.ops_support import new_key
-from tests.server_process import ServerProcess, running_server
+from tests.server_process import ServerProcess, running_server, start_worker
 from tests.support import free_port, fresh_pg_database
 
 API = {"api-version": "2016-03-01"}
@@ -216,8 +215,8 @@ def test_readyz_verbose_shows_each_nodes_view(
     worker: subprocess.Popen[bytes] = start_worker(
         database,
         tmp_path / "worker.log",
-        engine.data_dir / "secret.key",
         ["--metrics-port", str(metrics_port), "--poll-interval", POLL],
+        engine.data_dir / "secret.key",
     )
     try:
 

@@ -17,10 +17,9 @@ import pytest
 
 from horarium import __version__
 from horarium.store.core.probes import head_revision
-from tests.engine.cluster_support import start_worker
 from tests.ops.ops_support import database_url
 from tests.server_fixtures import engine_server as engine_server
-from tests.server_process import ServerProcess
+from tests.server_process import ServerProcess, start_worker
 from tests.support import wait_until
 
 NEWER = "0099"  # a migration this version does not know
@@ -90,7 +89,7 @@ def test_every_node_lists_its_version_and_a_worker_left_behind_exits(
     )
     worker_log = tmp_path / "worker.log"
     worker: subprocess.Popen[bytes] = start_worker(
-        database, worker_log, server.data_dir / "secret.key"
+        database, worker_log, secret_key_file=server.data_dir / "secret.key"
     )
     try:
 

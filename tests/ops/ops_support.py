@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -127,25 +127,6 @@ def horarium(
         cwd=cwd,
         env={**os.environ, "PYTHONUNBUFFERED": "1", **LOOPBACK_ONLY, **(env or {})},
     )
-
-
-def start_worker(
-    database: str, log: Path, args: Sequence[str] = (), secret_key_file: Path | None = None
-) -> subprocess.Popen[bytes]:
-    """`horarium worker` on `database`, its data folder beside `log`; `secret_key_file`: the API
-    process's key (every process on one database needs the same)."""
-    command = [sys.executable, "-m", "horarium.cli", "worker", "--database", database]
-    command += ["--data-dir", str(log.parent / "worker-data"), *args]
-    if secret_key_file is not None:
-        command += ["--secret-key-file", str(secret_key_file)]
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **LOOPBACK_ONLY},
-            cwd=log.parent,
-        )
 
 
 def samples(text: str) -> list[Sample]:

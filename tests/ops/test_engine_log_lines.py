@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 
 from tests.engine.live_servers import LiveServers, Recorder
-from tests.ops.ops_support import Jobs, start_worker
-from tests.server_process import running_server
+from tests.ops.ops_support import Jobs
+from tests.server_process import running_server, start_worker
 from tests.support import wait_until
 
 STARTED = "INFO horarium.engine.service scheduler started (owner "

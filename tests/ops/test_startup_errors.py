@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.ops.ops_support import horarium, start_worker
-from tests.server_process import running_server
+from tests.ops.ops_support import horarium
+from tests.server_process import running_server, start_worker
 from tests.support import free_port, require_postgres, wait_until
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 
 from tests.database_fixtures import db_url as db_url
-from tests.ops.ops_support import Jobs, http_target, samples, start_worker, value
-from tests.server_process import running_server
+from tests.ops.ops_support import Jobs, http_target, samples, value
+from tests.server_process import running_server, start_worker
 from tests.support import free_port, wait_until
 
 
