@@ -114,6 +114,17 @@ def new_key(server: ServerProcess, subscription: str, role: str = "reader") -> s
     return made.stdout.strip()
 
 
+def one_line_error(run: subprocess.CompletedProcess[str]) -> str:
+    """The one `Error: …` line of a command that stopped on a mistake: exit code 2, nothing on
+    stdout, no traceback."""
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    assert run.stdout.strip() == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), run.stderr
+    return lines[0]
+
+
 def horarium(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:

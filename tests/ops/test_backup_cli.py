@@ -16,20 +16,11 @@ import pytest
 
 from horarium.store.core.db import create_engine, migrate
 from horarium.store.core.secret_keys import new_key, write_key_file
-from tests.ops.ops_support import horarium
+from tests.ops.ops_support import horarium, one_line_error
 from tests.server_process import running_server
 from tests.support import free_port, fresh_pg_database
 
 PASSPHRASE = "correct horse battery staple"
-
-
-def _one_line_error(run: subprocess.CompletedProcess[str]) -> str:
-    assert run.returncode == 2, run.stdout + run.stderr
-    assert "Traceback" not in run.stdout + run.stderr
-    assert run.stdout.strip() == ""
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), run.stderr
-    return lines[0]
 
 
 def _ok(run: subprocess.CompletedProcess[str]) -> str:
@@ -103,7 +94,7 @@ def test_encrypt_key_seals_it_under_a_passphrase_that_alone_opens_it(
 ) -> None:
     backup, new = tmp_path / "b", tmp_path / "new"
     missing = horarium("backup", str(backup), "--data-dir", str(data), "--encrypt-key")
-    assert "a sealed secret key needs a passphrase" in _one_line_error(missing)
+    assert "a sealed secret key needs a passphrase" in one_line_error(missing)
     assert not backup.exists()
 
     phrase = {"HORARIUM_BACKUP_PASSPHRASE": PASSPHRASE}
@@ -115,11 +106,11 @@ def test_encrypt_key_seals_it_under_a_passphrase_that_alone_opens_it(
     assert not (backup / "secret.key").exists()
 
     asked = horarium("restore", str(backup), "--data-dir", str(new))
-    assert "a sealed secret key needs a passphrase" in _one_line_error(asked)
+    assert "a sealed secret key needs a passphrase" in one_line_error(asked)
     wrong = horarium(
         "restore", str(backup), "--data-dir", str(new), env={"HORARIUM_BACKUP_PASSPHRASE": "no"}
     )
-    assert "the passphrase does not open" in _one_line_error(wrong)
+    assert "the passphrase does not open" in one_line_error(wrong)
     assert not (new / "horarium.sqlite3").exists()
     (tmp_path / "phrase").write_text(PASSPHRASE + "\n")
     _ok(
@@ -137,25 +128,25 @@ def test_a_backup_goes_only_into_a_new_folder_of_a_database_that_exists(
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "old").write_text("x")
     taken = horarium("backup", str(tmp_path / "used"), "--data-dir", str(data))
-    assert "is not empty: name a new (or empty) folder" in _one_line_error(taken)
+    assert "is not empty: name a new (or empty) folder" in one_line_error(taken)
     nothing = horarium("backup", str(tmp_path / "b"), "--data-dir", str(tmp_path / "none"))
-    assert "there is no SQLite database at" in _one_line_error(nothing)
+    assert "there is no SQLite database at" in one_line_error(nothing)
     assert not (tmp_path / "none").exists()
     unmigrated = horarium("migrate", "--data-dir", str(tmp_path / "none"))
-    assert "there is no SQLite database at" in _one_line_error(unmigrated)
+    assert "there is no SQLite database at" in one_line_error(unmigrated)
 
 
 def test_restore_refuses_a_database_that_holds_anything(data: Path, tmp_path: Path) -> None:
     _ok(horarium("backup", str(tmp_path / "b"), "--data-dir", str(data)))
     before = (data / "horarium.sqlite3").read_bytes()
-    line = _one_line_error(horarium("restore", str(tmp_path / "b"), "--data-dir", str(data)))
+    line = one_line_error(horarium("restore", str(tmp_path / "b"), "--data-dir", str(data)))
     assert f"the SQLite database {data / 'horarium.sqlite3'} is not empty (migration 0010" in line
     assert (data / "horarium.sqlite3").read_bytes() == before
 
     stray = tmp_path / "stray"
     stray.mkdir()
     (stray / "horarium.sqlite3-wal").write_bytes(b"left over")
-    line = _one_line_error(horarium("restore", str(tmp_path / "b"), "--data-dir", str(stray)))
+    line = one_line_error(horarium("restore", str(tmp_path / "b"), "--data-dir", str(stray)))
     assert "horarium.sqlite3-wal is left from another database" in line
     assert not (stray / "horarium.sqlite3").exists()
 
@@ -164,7 +155,7 @@ def test_restore_refuses_a_database_a_running_scheduler_holds(tmp_path: Path) ->
     with running_server(tmp_path / "live", engine=True) as server:
         backup = tmp_path / "b"
         _ok(horarium("backup", str(backup), "--data-dir", str(server.data_dir)))
-        line = _one_line_error(horarium("restore", str(backup), "--data-dir", str(server.data_dir)))
+        line = one_line_error(horarium("restore", str(backup), "--data-dir", str(server.data_dir)))
         assert "is in use by a running scheduler (pid " in line
         assert "`horarium serve`" in line
         assert server.process is not None and server.process.poll() is None
@@ -180,7 +171,7 @@ def test_restore_keeps_an_existing_key_file_and_refuses_another(data: Path, tmp_
 
     other = tmp_path / "other"
     write_key_file(other / "secret.key", [new_key()])
-    line = _one_line_error(horarium("restore", str(tmp_path / "b"), "--data-dir", str(other)))
+    line = one_line_error(horarium("restore", str(tmp_path / "b"), "--data-dir", str(other)))
     assert f"{other / 'secret.key'} holds another key (id " in line
     assert not (other / "horarium.sqlite3").exists()
 
@@ -192,25 +183,25 @@ def test_restore_refuses_a_newer_version_s_backup_and_the_other_kind(
     _ok(horarium("backup", str(backup), "--data-dir", str(data)))
     manifest = _manifest(backup)
     (backup / "manifest.json").write_text(json.dumps({**manifest, "schema_revision": "0099"}))
-    line = _one_line_error(horarium("restore", str(backup), "--data-dir", str(tmp_path / "n")))
+    line = one_line_error(horarium("restore", str(backup), "--data-dir", str(tmp_path / "n")))
     assert "was made by a newer Horarium (0.1.0, migration 0099)" in line
     (backup / "manifest.json").write_text(json.dumps(manifest))
     url = f"postgresql://postgres@127.0.0.1:{free_port()}/horarium"
-    line = _one_line_error(horarium("restore", str(backup), "--database", url))
+    line = one_line_error(horarium("restore", str(backup), "--database", url))
     assert "is a backup of a SQLite database; restore it into SQLite" in line
-    line = _one_line_error(horarium("restore", str(tmp_path), "--data-dir", str(tmp_path / "n")))
+    line = one_line_error(horarium("restore", str(tmp_path), "--data-dir", str(tmp_path / "n")))
     assert "is not a Horarium backup: it has no manifest.json" in line
 
 
 @pytest.mark.postgres
 def test_postgres_backup_checks_the_server_and_says_how_to_dump(tmp_path: Path) -> None:
     unreachable = f"postgresql://postgres@127.0.0.1:{free_port()}/horarium"
-    line = _one_line_error(horarium("backup", str(tmp_path / "x"), "--database", unreachable))
+    line = one_line_error(horarium("backup", str(tmp_path / "x"), "--database", unreachable))
     assert "cannot reach PostgreSQL at 127.0.0.1:" in line
     assert not (tmp_path / "x").exists()
     with fresh_pg_database() as url:
         empty = horarium("backup", str(tmp_path / "e"), "--database", url)
-        assert "is not a Horarium database" in _one_line_error(empty)
+        assert "is not a Horarium database" in one_line_error(empty)
         _migrated(url)
         backup = tmp_path / "b"
         said = _ok(horarium("backup", str(backup), "--database", url, "--data-dir", str(tmp_path)))
@@ -220,5 +211,5 @@ def test_postgres_backup_checks_the_server_and_says_how_to_dump(tmp_path: Path) 
         )
         assert _manifest(backup)["database"] == "postgresql"
         (backup / "horarium.pgdump").write_bytes(b"")  # restore only checks that it is there
-        line = _one_line_error(horarium("restore", str(backup), "--database", url))
+        line = one_line_error(horarium("restore", str(backup), "--database", url))
         assert "already holds Horarium's tables (migration 0010)" in line

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.ops.ops_support import horarium
+from tests.ops.ops_support import horarium, one_line_error
 from tests.server_process import running_server, start_worker
 from tests.support import free_port, require_postgres, wait_until
 
@@ -28,22 +28,13 @@ def port_in_use() -> Iterator[int]:
         yield int(taken.getsockname()[1])
 
 
-def _one_line_error(run: subprocess.CompletedProcess[str]) -> str:
-    assert run.returncode == 2, run.stdout + run.stderr
-    assert "Traceback" not in run.stdout + run.stderr
-    assert run.stdout.strip() == ""
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), run.stderr
-    return lines[0]
-
-
 def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return horarium("serve", "--port", str(free_port()), "--data-dir", str(tmp_path), *args)
 
 
 def test_serve_says_when_postgresql_cannot_be_reached(tmp_path: Path) -> None:
     url = f"postgresql://postgres@127.0.0.1:{free_port()}/horarium"
-    line = _one_line_error(_serve(tmp_path, "--database", url))
+    line = one_line_error(_serve(tmp_path, "--database", url))
     assert "cannot reach PostgreSQL at 127.0.0.1:" in line and "connection refused" in line
 
 
@@ -52,19 +43,19 @@ def test_serve_says_when_the_database_does_not_exist(tmp_path: Path) -> None:
     require_postgres()
     name = f"horarium_missing_{uuid.uuid4().hex[:8]}"
     url = f"postgresql://postgres@127.0.0.1:5432/{name}"
-    line = _one_line_error(_serve(tmp_path, "--database", url))
+    line = one_line_error(_serve(tmp_path, "--database", url))
     assert f"has no database '{name}'" in line and "createdb" in line
 
 
 def test_serve_refuses_a_database_url_of_another_kind(tmp_path: Path) -> None:
-    line = _one_line_error(_serve(tmp_path, "--database", "mysql://root:secret@127.0.0.1/db"))
+    line = one_line_error(_serve(tmp_path, "--database", "mysql://root:secret@127.0.0.1/db"))
     assert "unsupported URL scheme 'mysql'" in line
     assert "secret" not in line
 
 
 def test_serve_says_when_its_port_is_in_use(tmp_path: Path, port_in_use: int) -> None:
     run = horarium("serve", "--port", str(port_in_use), "--data-dir", str(tmp_path))
-    line = _one_line_error(run)
+    line = one_line_error(run)
     assert f"--port {port_in_use}: 127.0.0.1:{port_in_use} is already in use" in line
     assert not (tmp_path / "horarium.sqlite3").exists()  # nothing was done before the bind
     assert not (tmp_path / "secret.key").exists()
@@ -76,28 +67,31 @@ def _worker(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_worker_says_when_postgresql_cannot_be_reached(tmp_path: Path) -> None:
     url = f"postgresql://postgres@127.0.0.1:{free_port()}/horarium"
-    line = _one_line_error(_worker(tmp_path, "--database", url))
+    line = one_line_error(_worker(tmp_path, "--database", url))
     assert "cannot reach PostgreSQL" in line
 
 
 def test_worker_refuses_a_database_url_of_another_kind(tmp_path: Path) -> None:
-    line = _one_line_error(_worker(tmp_path, "--database", "oracle://x@127.0.0.1/y"))
+    line = one_line_error(_worker(tmp_path, "--database", "oracle://x@127.0.0.1/y"))
     assert "unsupported URL scheme 'oracle'" in line
 
 
 def test_worker_says_when_its_metrics_port_is_in_use(tmp_path: Path, port_in_use: int) -> None:
     database = f"sqlite:///{tmp_path / 'w.sqlite3'}"
     run = _worker(tmp_path, "--database", database, "--metrics-port", str(port_in_use))
-    assert "--metrics-port" in _one_line_error(run)
+    assert "--metrics-port" in one_line_error(run)
 
 
-def test_ctrl_c_stops_serve_with_exit_code_0(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_serve_after_its_drain_with_exit_code_0(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     with running_server(tmp_path, engine=True) as server:
         assert server.process is not None
-        server.process.send_signal(signal.SIGINT)
+        server.process.send_signal(stop)
         code = server.process.wait(timeout=30)
         log = server.log()
-    assert code == 0, log
+    assert code == 0, log  # a supervisor counts 143 (SIGTERM's) as a failure
     assert "Aborted!" not in log and "Traceback" not in log
 
 
@@ -116,16 +110,6 @@ def test_ctrl_c_stops_a_worker_with_exit_code_0(tmp_path: Path) -> None:
     assert "Aborted!" not in log.read_text() and "Traceback" not in log.read_text()
 
 
-def test_sigterm_stops_serve_after_its_drain_with_exit_code_0(tmp_path: Path) -> None:
-    with running_server(tmp_path, engine=True) as server:
-        assert server.process is not None
-        server.process.send_signal(signal.SIGTERM)
-        code = server.process.wait(timeout=30)
-        log = server.log()
-    assert code == 0, log  # a supervisor counts 143 as a failure
-    assert "Traceback" not in log
-
-
 def test_a_second_scheduler_on_one_sqlite_file_is_refused_naming_the_first(
     tmp_path: Path,
 ) -> None:
@@ -133,10 +117,10 @@ def test_a_second_scheduler_on_one_sqlite_file_is_refused_naming_the_first(
         assert server.process is not None
         database = f"sqlite:///{server.data_dir / 'horarium.sqlite3'}"
         key = ["--secret-key-file", str(server.data_dir / "secret.key")]
-        line = _one_line_error(_worker(tmp_path, "--database", database, *key))
+        line = one_line_error(_worker(tmp_path, "--database", database, *key))
         assert f"has a scheduler already (pid {server.process.pid}, `horarium serve`" in line
         assert "one process may run the scheduler on a SQLite database" in line
-        line = _one_line_error(_serve(tmp_path / "second", "--database", database, *key))
+        line = one_line_error(_serve(tmp_path / "second", "--database", database, *key))
         assert f"(pid {server.process.pid}, `horarium serve`" in line
         # The API alone beside it is welcome.
         with running_server(tmp_path / "api", database=database, engine=False, args=key) as beside:
