@@ -14,6 +14,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
 
 from horarium.store.core.db import create_engine
+from horarium.store.core.probes import schema_revision
 from horarium.store.core.schema import metadata
 from horarium.store.core.seal_marks import PREFIX as SEAL_MARK
 
@@ -39,8 +40,7 @@ async def look(url: str) -> Look:
             tables = frozenset(present & HORARIUM_TABLES)
             revision = None
             if "alembic_version" in tables:
-                found = await conn.execute(text("SELECT version_num FROM alembic_version"))
-                revision = found.scalar()
+                revision = await schema_revision(conn)
             sealed: tuple[str, ...] = ()
             if "engine_marks" in tables:
                 names = await conn.execute(
@@ -48,7 +48,7 @@ async def look(url: str) -> Look:
                     {"p": SEAL_MARK + "%"},
                 )
                 sealed = tuple(str(n).removeprefix(SEAL_MARK) for n in names.scalars())
-            return Look(tables, None if revision is None else str(revision), sealed)
+            return Look(tables, revision, sealed)
     finally:
         await db.dispose()
 

@@ -37,9 +37,13 @@ def known_revisions() -> frozenset[str]:
     return frozenset(script.revision for script in _scripts().walk_revisions())
 
 
+# The migration the database is at (Alembic's one-row table).
+REVISION = text("SELECT version_num FROM alembic_version")
+
+
 async def schema_revision(conn: AsyncConnection) -> str | None:
     """The migration the database is at (None: not migrated)."""
-    result = await conn.execute(text("SELECT version_num FROM alembic_version"))
+    result = await conn.execute(REVISION)
     revision = result.scalar()
     return None if revision is None else str(revision)
 

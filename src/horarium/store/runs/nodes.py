@@ -15,6 +15,7 @@ from datetime import datetime
 from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.engine import Connection
 
+from horarium.store.core.probes import REVISION
 from horarium.store.core.schema import nodes
 from horarium.store.runs import leases
 from horarium.store.runs.statements import Statements
@@ -30,7 +31,6 @@ _BEAT = (
     )
 )
 _FORGET = delete(nodes).where(nodes.c.id == _ID)
-_REVISION = text("SELECT version_num FROM alembic_version")
 _REVISION_AND_TIME = select(text("version_num"), func.clock_timestamp().label("now")).select_from(
     text("alembic_version")
 )
@@ -68,7 +68,7 @@ class Takeover:
 def look(conn: Connection) -> Look:
     """The schema's migration, and on PostgreSQL the database's clock."""
     if conn.dialect.name != "postgresql":
-        return Look(conn.execute(_REVISION).scalar(), None)
+        return Look(conn.execute(REVISION).scalar(), None)
     row = conn.execute(_REVISION_AND_TIME).one_or_none()
     return Look(None, None) if row is None else Look(row.version_num, row.now)
 
