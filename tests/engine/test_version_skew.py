@@ -6,7 +6,6 @@ expects (docs/operations.md, "Upgrading")."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 
 from horarium import __version__
 from horarium.store.core.probes import head_revision
-from tests.ops.ops_support import database_url
+from tests.ops.ops_support import set_schema_revision
 from tests.server_fixtures import engine_server as engine_server
 from tests.server_process import ServerProcess, start_worker
 from tests.support import wait_until
@@ -34,16 +33,6 @@ def _pg(url: str, statement: str, *args: Any) -> None:
             await conn.close()
 
     asyncio.run(run())
-
-
-def _migrate_to_newer(server: ServerProcess) -> None:
-    """What a newer version's start does to the database: its schema moves on."""
-    url = database_url(server)
-    if url.startswith("sqlite"):
-        with sqlite3.connect(url.removeprefix("sqlite:///"), timeout=10) as conn:
-            conn.execute("UPDATE alembic_version SET version_num = ?", (NEWER,))
-        return
-    _pg(url, "UPDATE alembic_version SET version_num = $1", NEWER)
 
 
 def _exit_line(log: str) -> str:
@@ -63,7 +52,7 @@ def test_a_node_whose_database_a_newer_version_migrated_stops_with_one_line(
 ) -> None:
     process = engine_server.process
     assert process is not None
-    _migrate_to_newer(engine_server)
+    set_schema_revision(engine_server, NEWER)
     code = process.wait(timeout=60)  # within a heartbeat (every --node-timeout / 3)
     log = engine_server.log()
     assert code == 2, log
@@ -107,7 +96,7 @@ def test_every_node_lists_its_version_and_a_worker_left_behind_exits(
             assert abs(node["clockOffsetSeconds"]) < 1  # one host: the same clock
         assert view["claiming"] is True and view["notClaimingBecause"] is None
 
-        _migrate_to_newer(server)
+        set_schema_revision(server, NEWER)
         assert worker.wait(timeout=60) == 2
     finally:
         if worker.poll() is None:

@@ -4,8 +4,10 @@ server's metrics and JSON log lines read back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -112,6 +114,27 @@ def new_key(server: ServerProcess, subscription: str, role: str = "reader") -> s
     made = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert made.returncode == 0, made.stderr
     return made.stdout.strip()
+
+
+def set_schema_revision(server: ServerProcess, revision: str) -> None:
+    """Write `revision` as the migration the server's database is at (what a newer version's
+    migration, or a restored older backup, leaves)."""
+    url = database_url(server)
+    if url.startswith("sqlite"):
+        with sqlite3.connect(url.removeprefix("sqlite:///"), timeout=10) as conn:
+            conn.execute("UPDATE alembic_version SET version_num = ?", (revision,))
+        return
+
+    async def update() -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute("UPDATE alembic_version SET version_num = $1", revision)
+        finally:
+            await conn.close()
+
+    asyncio.run(update())
 
 
 def one_line_error(run: subprocess.CompletedProcess[str]) -> str:

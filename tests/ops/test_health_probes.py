@@ -4,15 +4,13 @@ applies, and 503 with an ARM error saying what is not ready."""
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.ops.ops_support import database_url
+from tests.ops.ops_support import set_schema_revision
 from tests.server_fixtures import engine_server as engine_server
 from tests.server_process import ServerProcess, running_server
 from tests.support import drop_pg_database, fresh_pg_database, wait_until
@@ -42,25 +40,6 @@ def test_the_host_check_applies_to_the_probes(server: ServerProcess) -> None:
         assert refused.json()["error"]["code"] == "InvalidHost"
 
 
-def _set_schema_revision(server: ServerProcess, revision: str) -> None:
-    url = database_url(server)
-    if url.startswith("sqlite"):
-        with sqlite3.connect(url.removeprefix("sqlite:///"), timeout=10) as conn:
-            conn.execute("UPDATE alembic_version SET version_num = ?", (revision,))
-        return
-
-    async def update() -> None:
-        import asyncpg
-
-        conn = await asyncpg.connect(url)
-        try:
-            await conn.execute("UPDATE alembic_version SET version_num = $1", revision)
-        finally:
-            await conn.close()
-
-    asyncio.run(update())
-
-
 def _not_ready(server: ServerProcess) -> dict[str, Any] | None:
     answer = _readyz(server)
     if answer.status_code != 503:
@@ -70,7 +49,7 @@ def _not_ready(server: ServerProcess) -> dict[str, Any] | None:
 
 
 def test_a_database_behind_this_versions_schema_is_not_ready(server: ServerProcess) -> None:
-    _set_schema_revision(server, "0002")
+    set_schema_revision(server, "0002")
     error = wait_until(lambda: _not_ready(server), "/readyz to answer 503")
     assert error["code"] == "NotReady"
     assert error["details"][0]["code"] == "MigrationsNotApplied"
@@ -103,7 +82,7 @@ def test_readyz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
 
 
 def test_readyz_verbose_keeps_the_503_and_adds_the_nodes_view(server: ServerProcess) -> None:
-    _set_schema_revision(server, "0002")
+    set_schema_revision(server, "0002")
     wait_until(lambda: _not_ready(server), "/readyz to answer 503")
     answer = httpx.get(
         server.url("/readyz"), params={"verbose": ""}, headers=server.auth_headers(), timeout=15
