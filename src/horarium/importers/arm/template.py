@@ -27,6 +27,7 @@ from horarium.importers.arm.expressions import (
     Unseen,
     evaluate_text,
 )
+from horarium.importers.documents import SourceError
 
 COLLECTION_TYPE = "microsoft.scheduler/jobcollections"
 JOB_TYPE = "microsoft.scheduler/jobcollections/jobs"
@@ -37,7 +38,7 @@ SECURE_TYPES = ("securestring", "secureobject")
 TYPES = ("string", "int", "bool", "object", "array", *SECURE_TYPES)
 
 
-class TemplateError(ValueError):
+class TemplateError(SourceError):
     """A template that cannot be imported; one line naming where."""
 
 
