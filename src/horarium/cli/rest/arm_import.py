@@ -17,7 +17,7 @@ from horarium.cli.rest.connection import Connection
 from horarium.cli.rest.naming import optional_group, subscription_of
 from horarium.cli.rest.source_import import RunOptions, checked_names, import_documents
 from horarium.importers.arm import Planned, Scope, TemplateError, read_arm
-from horarium.importers.documents import Document
+from horarium.importers.documents import Document, Kind
 from horarium.recurrence import RecurrenceError, parse_instant
 
 
@@ -90,7 +90,7 @@ def _sets(given: tuple[str, ...]) -> dict[str, str]:
 
 def _document(scope: Scope, item: Planned) -> Document:
     resource = item.resource
-    kind = "collection" if resource.kind == "collection" else "job"
+    kind: Kind = "collection" if resource.kind == "collection" else "job"
     return Document(kind, scope.resource_group, resource.names, item.body, _hint(item))
 
 
