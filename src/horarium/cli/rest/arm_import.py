@@ -15,9 +15,14 @@ from pathlib import Path
 from horarium.cli.options import OneLineError
 from horarium.cli.rest.connection import Connection
 from horarium.cli.rest.naming import optional_group, subscription_of
-from horarium.cli.rest.source_import import RunOptions, checked_names, import_documents
-from horarium.importers.arm import Planned, Scope, TemplateError, read_arm
-from horarium.importers.documents import Document, Kind
+from horarium.cli.rest.source_import import (
+    RunOptions,
+    checked_names,
+    import_documents,
+    parse_sets,
+)
+from horarium.importers.arm import Planned, Scope, read_arm
+from horarium.importers.documents import Document, Kind, SourceError
 from horarium.recurrence import RecurrenceError, parse_instant
 
 
@@ -53,8 +58,8 @@ def import_arm(
     scope = Scope(subscription_of(options.subscription), group, location)
     now = _now(utc_now)
     try:
-        found = read_arm(template, options.parameters, _sets(options.sets), scope, now)
-    except TemplateError as e:
+        found = read_arm(template, options.parameters, parse_sets(options.sets), scope, now)
+    except SourceError as e:
         raise OneLineError(str(e)) from None
     documents = [_document(scope, item) for item in found.items]
     checked_names(template, documents)
@@ -76,16 +81,6 @@ def _now(given: str | None) -> datetime:
         return parse_instant(given)
     except RecurrenceError:
         raise OneLineError(f"--utc-now: {given!r} is not an ISO 8601 date-time") from None
-
-
-def _sets(given: tuple[str, ...]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for item in given:
-        name, equals, value = item.partition("=")
-        if not equals or not name.strip():
-            raise OneLineError(f"--set {item!r}: write NAME=VALUE")
-        values[name.strip()] = value
-    return values
 
 
 def _document(scope: Scope, item: Planned) -> Document:

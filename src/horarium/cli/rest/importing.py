@@ -261,10 +261,11 @@ def _names_checked(found: list[CollectionFile]) -> None:
 @click.option(
     "--from",
     "source_kind",
-    type=click.Choice(["export", "arm"]),
+    type=click.Choice(["export", "arm", "terraform"]),
     default="export",
     show_default=True,
-    help="What SOURCE is: a folder of `horarium export`, or an ARM template (a JSON file).",
+    help="What SOURCE is: a folder of `horarium export`, an ARM template (a JSON file), or"
+    " `terraform show -json` output (a state or a plan).",
 )
 @click.option(
     "--subscription",
@@ -278,7 +279,8 @@ def _names_checked(found: list[CollectionFile]) -> None:
     envvar="HORARIUM_RESOURCE_GROUP",
     show_envvar=True,
     default=None,
-    help="ARM: the resource group to import into (what resourceGroup() answers).",
+    help="ARM: the resource group to import into (what resourceGroup() answers); Terraform:"
+    " instead of each resource's resource_group_name.",
 )
 @click.option(
     "--location",
@@ -297,7 +299,8 @@ def _names_checked(found: list[CollectionFile]) -> None:
     "sets",
     multiple=True,
     metavar="NAME=VALUE",
-    help="ARM: a parameter's value (over the parameters file); repeatable.",
+    help="ARM: a parameter's value (over the parameters file); Terraform: an attribute's value"
+    " (ADDRESS.PATH=VALUE, for a sensitive value the file lacks); repeatable.",
 )
 @click.option(
     "--utc-now",
@@ -344,7 +347,17 @@ def import_(
         options = ArmOptions(source, parameters_file, sets, subscription, resource_group)
         import_arm(connection, options, location, utc_now, resend_secrets, dry_run, disabled)
         return
-    _no_arm_options(
+    if source_kind == "terraform":
+        from horarium.cli.rest.source_import import RunOptions
+        from horarium.cli.rest.terraform_import import import_terraform
+
+        _not_for("--from terraform", location="--location", parameters_file="--parameters")
+        _not_for("--from terraform", utc_now="--utc-now")
+        run = RunOptions(dry_run, resend_secrets, disabled)
+        import_terraform(connection, source, sets, subscription, resource_group, run)
+        return
+    _not_for(
+        "an export",
         resource_group="--resource-group",
         location="--location",
         parameters_file="--parameters",
@@ -352,17 +365,17 @@ def import_(
         utc_now="--utc-now",
     )
     if not source.is_dir():
-        raise OneLineError(f"{source} is not a folder (an ARM template needs --from arm)")
+        raise OneLineError(f"{source} is not a folder (name a file's kind with --from)")
     import_export(connection, source, subscription, resend_secrets, dry_run, disabled)
 
 
-def _no_arm_options(**flags: str) -> None:
-    """A usage error for an option of `--from arm` given on the command line with an export
-    (HORARIUM_RESOURCE_GROUP, set for other commands, is not one)."""
+def _not_for(source: str, **flags: str) -> None:
+    """A usage error for an option of another source given on the command line (an
+    environment variable such as HORARIUM_RESOURCE_GROUP, set for other commands, is not one)."""
     context = click.get_current_context()
     for name, flag in flags.items():
         if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
-            raise OneLineError(f"{flag} is for --from arm; an export names its resource groups")
+            raise OneLineError(f"{flag} is not for {source}")
 
 
 def import_export(

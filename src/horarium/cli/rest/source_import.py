@@ -59,6 +59,17 @@ class RunOptions:
     disabled: bool = False
 
 
+def parse_sets(given: Sequence[str]) -> dict[str, str]:
+    """`--set NAME=VALUE` options as a mapping (the last of a name wins)."""
+    values: dict[str, str] = {}
+    for item in given:
+        name, equals, value = item.partition("=")
+        if not equals or not name.strip():
+            raise OneLineError(f"--set {item!r}: write NAME=VALUE")
+        values[name.strip()] = value
+    return values
+
+
 def checked_names(source: Path | str, documents: Sequence[Document]) -> None:
     """A name the API would refuse stops the import before anything is sent."""
     for document in documents:
@@ -102,7 +113,9 @@ def _run(
         ref = CollectionRef(subscription, document.resource_group, document.names[0])
         key = (document.resource_group.lower(), document.names[0].lower())
         counts = tally.collections if document.kind == "collection" else tally.jobs
-        shown = executions(document.body) if importer.dry_run and document.kind == "job" else "-"
+        shown = "-"
+        if importer.dry_run and document.kind == "job":
+            shown = executions(document.body, importer.disabled)
         if key in failed:
             tally.failures.append(f"{document.label}: not sent (its collection failed)")
             counts[Outcome.FAILED] += 1
@@ -144,12 +157,15 @@ def _attempt(
     return outcome, ACTIONS[outcome][0 if dry_run else 1]
 
 
-def executions(body: dict[str, Any]) -> str:
-    """A job's first executions if created now, on its own clock."""
+def executions(body: dict[str, Any], disabled: bool = False) -> str:
+    """A job's first executions if created now, on its own clock (none while `disabled`, or
+    while its own state is Disabled)."""
     shown = job_as_answered(body) or body  # the API's spelling, as the engine reads it
     properties: Any = shown.get("properties")
     if not isinstance(properties, dict):
         return "-"
+    if disabled or str(properties.get("state", "")).lower() == "disabled":
+        return "none (Disabled)"
     now = datetime.now(UTC)
     try:
         zone = plan(properties, created=now).zone

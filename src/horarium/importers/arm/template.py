@@ -27,7 +27,7 @@ from horarium.importers.arm.expressions import (
     Unseen,
     evaluate_text,
 )
-from horarium.importers.documents import SourceError
+from horarium.importers.documents import SourceError, read_json_object
 
 COLLECTION_TYPE = "microsoft.scheduler/jobcollections"
 JOB_TYPE = "microsoft.scheduler/jobcollections/jobs"
@@ -66,21 +66,11 @@ class Template:
 
 
 def read_json(path: Path, what: str) -> dict[str, Any]:
+    """The template or parameters file at `path`, within ARM's size limit."""
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise TemplateError(f"{path}: cannot read the {what} ({e.strerror})") from None
-    if len(raw) > MAX_TEMPLATE_BYTES:
-        raise TemplateError(f"{path}: the {what} is over {MAX_TEMPLATE_BYTES} bytes (the limit)")
-    try:
-        value = json.loads(raw.decode("utf-8-sig"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise TemplateError(f"{path}: not valid JSON ({e})") from None
-    except RecursionError:
-        raise TemplateError(f"{path}: the {what} is nested too deeply") from None
-    if not isinstance(value, dict):
-        raise TemplateError(f"{path}: not a JSON object")
-    return value
+        return read_json_object(path, what, MAX_TEMPLATE_BYTES)
+    except SourceError as e:
+        raise TemplateError(str(e)) from None
 
 
 def given_values(parameters_file: dict[str, Any] | None, sets: Mapping[str, str]) -> dict[str, Any]:
