@@ -339,7 +339,7 @@ def test_options_of_the_wrong_source_are_usage_errors(cli: Cli, tmp_path: Path) 
     (tmp_path / "export").mkdir()
     arm_only = cli("import", str(tmp_path / "export"), "--set", "a=b")
     assert arm_only.exit_code == 2
-    assert one_line_error(arm_only) == "Error: --set is not for an export"
+    assert one_line_error(arm_only) == "Error: --set is not for --from export"
     no_group = cli("import", "--from", "arm", str(template))
     assert no_group.exit_code == 2
     assert one_line_error(no_group) == "Error: name the resource group: --resource-group G"

@@ -261,11 +261,11 @@ def _names_checked(found: list[CollectionFile]) -> None:
 @click.option(
     "--from",
     "source_kind",
-    type=click.Choice(["export", "arm", "terraform"]),
+    type=click.Choice(["export", "arm", "terraform", "logicapp"]),
     default="export",
     show_default=True,
-    help="What SOURCE is: a folder of `horarium export`, an ARM template (a JSON file), or"
-    " `terraform show -json` output (a state or a plan).",
+    help="What SOURCE is: a folder of `horarium export`, an ARM template (a JSON file),"
+    " `terraform show -json` output (a state or a plan), or a Logic Apps workflow definition.",
 )
 @click.option(
     "--subscription",
@@ -281,6 +281,24 @@ def _names_checked(found: list[CollectionFile]) -> None:
     default=None,
     help="ARM: the resource group to import into (what resourceGroup() answers); Terraform:"
     " instead of each resource's resource_group_name.",
+)
+@click.option(
+    "--collection",
+    envvar="HORARIUM_COLLECTION",
+    show_envvar=True,
+    default=None,
+    help="Logic Apps: the collection the job goes into (it must exist).",
+)
+@click.option(
+    "--job",
+    "job_name",
+    default=None,
+    help="Logic Apps: the job's name (default: the file's name without .json).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Logic Apps: refuse a workflow with anything the job cannot carry (send nothing).",
 )
 @click.option(
     "--location",
@@ -300,7 +318,8 @@ def _names_checked(found: list[CollectionFile]) -> None:
     multiple=True,
     metavar="NAME=VALUE",
     help="ARM: a parameter's value (over the parameters file); Terraform: an attribute's value"
-    " (ADDRESS.PATH=VALUE, for a sensitive value the file lacks); repeatable.",
+    " (ADDRESS.PATH=VALUE, for a sensitive value the file lacks); Logic Apps: a workflow"
+    " parameter's value; repeatable.",
 )
 @click.option(
     "--utc-now",
@@ -327,6 +346,9 @@ def import_(
     source_kind: str,
     subscription: str | None,
     resource_group: str | None,
+    collection: str | None,
+    job_name: str | None,
+    strict: bool,
     location: str | None,
     parameters_file: Path | None,
     sets: tuple[str, ...],
@@ -341,6 +363,19 @@ def import_(
     Collections first, then their calendars, then their jobs (a template's in dependsOn
     order); a resource that equals its source is left alone, so importing twice changes
     nothing the second time."""
+    logicapp_only = {"collection": "--collection", "job_name": "--job", "strict": "--strict"}
+    if source_kind != "logicapp":
+        _not_for(f"--from {source_kind}", **logicapp_only)
+    if source_kind == "logicapp":
+        from horarium.cli.rest.logicapp import import_logicapp
+        from horarium.cli.rest.source_import import RunOptions
+
+        _not_for("--from logicapp", location="--location", parameters_file="--parameters")
+        _not_for("--from logicapp", utc_now="--utc-now")
+        where = (subscription, resource_group, collection, job_name)
+        run = RunOptions(dry_run, resend_secrets, disabled)
+        import_logicapp(connection, source, where, sets, strict, run)
+        return
     if source_kind == "arm":
         from horarium.cli.rest.arm_import import ArmOptions, import_arm
 
@@ -357,7 +392,7 @@ def import_(
         import_terraform(connection, source, sets, subscription, resource_group, run)
         return
     _not_for(
-        "an export",
+        "--from export",
         resource_group="--resource-group",
         location="--location",
         parameters_file="--parameters",
