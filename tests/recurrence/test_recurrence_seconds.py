@@ -88,9 +88,7 @@ def test_frequency_second_steps_in_elapsed_time_from_the_start() -> None:
         "startTime": "2030-01-01T00:00:05Z",
         "recurrence": {"frequency": "Second", "interval": 30, "count": 4},
     }
-    assert preview(job, now=NOW, count=10) == [
-        NOW + timedelta(seconds=s) for s in (5, 35, 65, 95)
-    ]
+    assert preview(job, now=NOW, count=10) == [NOW + timedelta(seconds=s) for s in (5, 35, 65, 95)]
     # Across a daylight-saving change, still every 30 s of elapsed time.
     berlin = {
         "startTime": "2030-03-31T00:59:30Z",
