@@ -261,11 +261,12 @@ def _names_checked(found: list[CollectionFile]) -> None:
 @click.option(
     "--from",
     "source_kind",
-    type=click.Choice(["export", "arm", "terraform", "logicapp"]),
+    type=click.Choice(["export", "arm", "terraform", "logicapp", "functions"]),
     default="export",
     show_default=True,
     help="What SOURCE is: a folder of `horarium export`, an ARM template (a JSON file),"
-    " `terraform show -json` output (a state or a plan), or a Logic Apps workflow definition.",
+    " `terraform show -json` output (a state or a plan), a Logic Apps workflow definition, or"
+    " an Azure Functions project (or WebJob) folder.",
 )
 @click.option(
     "--subscription",
@@ -287,7 +288,14 @@ def _names_checked(found: list[CollectionFile]) -> None:
     envvar="HORARIUM_COLLECTION",
     show_envvar=True,
     default=None,
-    help="Logic Apps: the collection the job goes into (it must exist).",
+    help="Logic Apps, Functions: the collection the jobs go into (it must exist).",
+)
+@click.option(
+    "--target",
+    default=None,
+    metavar="URL",
+    help="Functions: the URL each job POSTs to ({name}: the function's) instead of the"
+    " function's admin endpoint.",
 )
 @click.option(
     "--job",
@@ -319,7 +327,7 @@ def _names_checked(found: list[CollectionFile]) -> None:
     metavar="NAME=VALUE",
     help="ARM: a parameter's value (over the parameters file); Terraform: an attribute's value"
     " (ADDRESS.PATH=VALUE, for a sensitive value the file lacks); Logic Apps: a workflow"
-    " parameter's value; repeatable.",
+    " parameter's value; Functions: an app setting (over local.settings.json); repeatable.",
 )
 @click.option(
     "--utc-now",
@@ -347,6 +355,7 @@ def import_(
     subscription: str | None,
     resource_group: str | None,
     collection: str | None,
+    target: str | None,
     job_name: str | None,
     strict: bool,
     location: str | None,
@@ -363,15 +372,27 @@ def import_(
     Collections first, then their calendars, then their jobs (a template's in dependsOn
     order); a resource that equals its source is left alone, so importing twice changes
     nothing the second time."""
-    logicapp_only = {"collection": "--collection", "job_name": "--job", "strict": "--strict"}
+    if source_kind not in ("logicapp", "functions"):
+        _not_for(f"--from {source_kind}", collection="--collection")
     if source_kind != "logicapp":
-        _not_for(f"--from {source_kind}", **logicapp_only)
+        _not_for(f"--from {source_kind}", job_name="--job", strict="--strict")
+    if source_kind != "functions":
+        _not_for(f"--from {source_kind}", target="--target")
+    if source_kind in ("logicapp", "functions"):
+        _not_for(f"--from {source_kind}", location="--location", parameters_file="--parameters")
+        _not_for(f"--from {source_kind}", utc_now="--utc-now")
+    if source_kind == "functions":
+        from horarium.cli.rest.functions_import import import_functions
+        from horarium.cli.rest.source_import import RunOptions
+
+        run = RunOptions(dry_run, resend_secrets, disabled)
+        where3 = (subscription, resource_group, collection)
+        import_functions(connection, source, where3, sets, target, run)
+        return
     if source_kind == "logicapp":
         from horarium.cli.rest.logicapp import import_logicapp
         from horarium.cli.rest.source_import import RunOptions
 
-        _not_for("--from logicapp", location="--location", parameters_file="--parameters")
-        _not_for("--from logicapp", utc_now="--utc-now")
         where = (subscription, resource_group, collection, job_name)
         run = RunOptions(dry_run, resend_secrets, disabled)
         import_logicapp(connection, source, where, sets, strict, run)
