@@ -37,7 +37,8 @@ from horarium.cli.rest.export_layout import (
     read_export,
     read_manifest,
 )
-from horarium.cli.rest.output import plural
+from horarium.cli.rest.import_table import HEADERS, NEEDS_SECRET, WORDS, executions
+from horarium.cli.rest.output import plural, print_table
 from horarium.client import ApiRefused, CollectionRef, check_segment
 from horarium.client.secret_fields import (
     SecretField,
@@ -95,6 +96,7 @@ class Tally:
     failures: list[str] = field(default_factory=list)
     secrets_kept: int = 0  # unchanged jobs whose files carry secrets that were not sent
     collection_secrets_kept: int = 0  # the same, of collections (notification secrets)
+    rows: list[list[str]] = field(default_factory=list)  # the dry-run table
 
     def summary(self, dry_run: bool) -> str:
         verbs = {
@@ -188,18 +190,27 @@ def _require(fields: list[SecretField], hint: str) -> None:
         raise SecretNeeded(f"needs {', '.join(missing)} ({hint})")
 
 
-def _attempt(tally: Tally, path: Path | str, work: Callable[[], Outcome]) -> Outcome:
+def attempt(
+    tally: Tally, path: Path | str, work: Callable[[], Outcome], row: tuple[str, str]
+) -> Outcome:
     """`work`'s outcome; a refusal (but an authentication failure, which ends the import) is
-    counted as failed with its one line."""
+    counted as failed with its one line. `row`: the resource's label and executions, for the
+    dry-run table."""
+    action = "failed"
     try:
-        return work()
+        outcome = work()
+        action = WORDS[outcome]
     except ApiRefused as e:
         if e.status == 401:
             raise
         tally.failures.append(f"{path}: {e}")
+        outcome = Outcome.FAILED
     except NotSent as e:
         tally.failures.append(f"{path}: {e}")
-    return Outcome.FAILED
+        outcome = Outcome.FAILED
+        action = NEEDS_SECRET if isinstance(e, SecretNeeded) else action
+    tally.rows.append([row[0], action, row[1]])
+    return outcome
 
 
 @contextmanager
@@ -221,26 +232,45 @@ def run_import(importer: Importer, subscription: str, found: list[CollectionFile
     with _progress(total) as advance:
         for file in found:
             ref = CollectionRef(subscription, file.resource_group, file.name)
-            outcome = _attempt(tally, file.path, partial(importer.collection, ref, file, tally))
+            label = f"{file.resource_group}/{file.name}"
+            work: Callable[[], Outcome] = partial(importer.collection, ref, file, tally)
+            outcome = attempt(tally, file.path, work, (label, "-"))
             tally.collections[outcome] += 1
             advance()
+            calendars = _calendar_properties(file)
             for calendar in file.calendars:
+                row = (f"{label}/calendars/{calendar.name}", "-")
                 if outcome is Outcome.FAILED:
-                    tally.failures.append(f"{calendar.path}: not sent (its collection failed)")
+                    not_sent(tally, calendar.path, row)
                     tally.calendars[Outcome.FAILED] += 1
                 else:
                     work = partial(importer.calendar, ref, calendar)
-                    tally.calendars[_attempt(tally, calendar.path, work)] += 1
+                    tally.calendars[attempt(tally, calendar.path, work, row)] += 1
                 advance()
             for job in file.jobs:
+                shown = "-"
+                if importer.dry_run:
+                    shown = executions(job_document(job.document), importer.disabled, calendars)
+                row = (f"{label}/{job.name}", shown)
                 if outcome is Outcome.FAILED:
-                    tally.failures.append(f"{job.path}: not sent (its collection failed)")
+                    not_sent(tally, job.path, row)
                     tally.jobs[Outcome.FAILED] += 1
                 else:
                     work = partial(importer.job, ref, job, tally)
-                    tally.jobs[_attempt(tally, job.path, work)] += 1
+                    tally.jobs[attempt(tally, job.path, work, row)] += 1
                 advance()
     return tally
+
+
+def not_sent(tally: Tally, where: Path | str, row: tuple[str, str]) -> None:
+    """A resource of a collection that failed: a failure line and its table row."""
+    tally.failures.append(f"{where}: not sent (its collection failed)")
+    tally.rows.append([row[0], "not sent", row[1]])
+
+
+def _calendar_properties(file: CollectionFile) -> dict[str, Any]:
+    """The collection's calendars by name, as a job's executions need them."""
+    return {c.name: calendar_document(c.document).get("properties") or {} for c in file.calendars}
 
 
 def _names_checked(found: list[CollectionFile]) -> None:
@@ -452,6 +482,8 @@ def import_export(
     with connection.client() as client:
         importer = Importer(client, dry_run, resend_secrets, disabled=disabled)
         tally = run_import(importer, target, found)
+    if dry_run:
+        print_table(HEADERS, tally.rows)
     report(tally, f"{folder} into the subscription {target}", dry_run)
 
 
