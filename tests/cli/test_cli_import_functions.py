@@ -211,6 +211,8 @@ def test_a_webjob_runs_through_kudu_and_what_cannot_be_read_stops_the_import(
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "no timer trigger" in one_line_error(functions(cli, empty, name))
+    not_ours = functions(cli, site, name, "--job", "x")
+    assert one_line_error(not_ours) == "Error: --job is not for --from functions"
 
 
 def test_a_seconds_plan_job_runs_every_second(

@@ -396,72 +396,65 @@ def import_(
     disabled: bool,
     dry_run: bool,
 ) -> None:
-    """Import the collections, calendars and jobs of an export, or the Scheduler resources of
-    an ARM template (`--from arm`), PUTting what differs.
+    """Import the collections, calendars and jobs of an export, or what another source
+    defines (`--from`: an ARM template, Terraform output, a Logic Apps workflow, a Functions
+    project), PUTting what differs.
 
     Collections first, then their calendars, then their jobs (a template's in dependsOn
     order); a resource that equals its source is left alone, so importing twice changes
     nothing the second time."""
-    if source_kind not in ("logicapp", "functions"):
-        _not_for(f"--from {source_kind}", collection="--collection")
-    if source_kind != "logicapp":
-        _not_for(f"--from {source_kind}", job_name="--job", strict="--strict")
-    if source_kind != "functions":
-        _not_for(f"--from {source_kind}", target="--target")
-    if source_kind in ("logicapp", "functions"):
-        _not_for(f"--from {source_kind}", location="--location", parameters_file="--parameters")
-        _not_for(f"--from {source_kind}", utc_now="--utc-now")
-    if source_kind == "functions":
-        from horarium.cli.rest.functions_import import import_functions
-        from horarium.cli.rest.source_import import RunOptions
+    _only_own_options(source_kind)
+    from horarium.cli.rest.source_import import RunOptions
 
-        run = RunOptions(dry_run, resend_secrets, disabled)
-        where3 = (subscription, resource_group, collection)
-        import_functions(connection, source, where3, sets, target, run)
-        return
-    if source_kind == "logicapp":
-        from horarium.cli.rest.logicapp import import_logicapp
-        from horarium.cli.rest.source_import import RunOptions
-
-        where = (subscription, resource_group, collection, job_name)
-        run = RunOptions(dry_run, resend_secrets, disabled)
-        import_logicapp(connection, source, where, sets, strict, run)
-        return
+    run = RunOptions(dry_run, resend_secrets, disabled)
     if source_kind == "arm":
         from horarium.cli.rest.arm_import import ArmOptions, import_arm
 
         options = ArmOptions(source, parameters_file, sets, subscription, resource_group)
         import_arm(connection, options, location, utc_now, resend_secrets, dry_run, disabled)
-        return
-    if source_kind == "terraform":
-        from horarium.cli.rest.source_import import RunOptions
+    elif source_kind == "terraform":
         from horarium.cli.rest.terraform_import import import_terraform
 
-        _not_for("--from terraform", location="--location", parameters_file="--parameters")
-        _not_for("--from terraform", utc_now="--utc-now")
-        run = RunOptions(dry_run, resend_secrets, disabled)
         import_terraform(connection, source, sets, subscription, resource_group, run)
-        return
-    _not_for(
-        "--from export",
-        resource_group="--resource-group",
-        location="--location",
-        parameters_file="--parameters",
-        sets="--set",
-        utc_now="--utc-now",
-    )
-    if not source.is_dir():
+    elif source_kind == "logicapp":
+        from horarium.cli.rest.logicapp import import_logicapp
+
+        where = (subscription, resource_group, collection, job_name)
+        import_logicapp(connection, source, where, sets, strict, run)
+    elif source_kind == "functions":
+        from horarium.cli.rest.functions_import import import_functions
+
+        place = (subscription, resource_group, collection)
+        import_functions(connection, source, place, sets, target, run)
+    elif not source.is_dir():
         raise OneLineError(f"{source} is not a folder (name a file's kind with --from)")
-    import_export(connection, source, subscription, resend_secrets, dry_run, disabled)
+    else:
+        import_export(connection, source, subscription, resend_secrets, dry_run, disabled)
 
 
-def _not_for(source: str, **flags: str) -> None:
+# The options of `import` that only some sources read (parameter name -> flag, sources).
+SOURCE_OPTIONS = {
+    "resource_group": ("--resource-group", ("arm", "terraform", "logicapp", "functions")),
+    "sets": ("--set", ("arm", "terraform", "logicapp", "functions")),
+    "location": ("--location", ("arm",)),
+    "parameters_file": ("--parameters", ("arm",)),
+    "utc_now": ("--utc-now", ("arm",)),
+    "collection": ("--collection", ("logicapp", "functions")),
+    "job_name": ("--job", ("logicapp",)),
+    "strict": ("--strict", ("logicapp",)),
+    "target": ("--target", ("functions",)),
+}
+
+
+def _only_own_options(source_kind: str) -> None:
     """A usage error for an option of another source given on the command line (an
-    environment variable such as HORARIUM_RESOURCE_GROUP, set for other commands, is not one)."""
+    environment variable such as HORARIUM_RESOURCE_GROUP, set for other commands, is not
+    one)."""
     context = click.get_current_context()
-    for name, flag in flags.items():
-        if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
-            raise OneLineError(f"{flag} is not for {source}")
+    for name, (flag, sources) in SOURCE_OPTIONS.items():
+        given = context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        if given and source_kind not in sources:
+            raise OneLineError(f"{flag} is not for --from {source_kind}")
 
 
 def import_export(
