@@ -277,7 +277,9 @@ def test_export_writes_one_workflow_per_job_and_a_round_trip_keeps_the_execution
         "  rg1/src/cron: recurrence.cron '*/5 * * * *': no Logic Apps schedule",
         "  rg1/src/weekly: recurrence.count 40: Logic Apps has no count; it runs on",
     ]
-    written = json.loads((folder / "rg1" / "src" / "weekly.json").read_text())["definition"]
+    written = json.loads((folder / "rg1" / "src" / "weekly.workflow.json").read_text())[
+        "definition"
+    ]
     assert written["triggers"]["Recurrence"]["recurrence"] == {
         "frequency": "Week",
         "interval": 1,
@@ -286,9 +288,9 @@ def test_export_writes_one_workflow_per_job_and_a_round_trip_keeps_the_execution
         "schedule": {"hours": [6], "minutes": [30], "weekDays": ["Monday", "Thursday"]},
     }
     assert written["actions"]["Error_action"]["runAfter"] == {"HTTP": ["Failed", "TimedOut"]}
-    assert not (folder / "rg1" / "src" / "cron.json").exists()
+    assert not (folder / "rg1" / "src" / "cron.workflow.json").exists()
 
-    back = logicapp(cli, folder / "rg1" / "src" / "weekly.json", collection="back")
+    back = logicapp(cli, folder / "rg1" / "src" / "weekly.workflow.json", collection="back")
     assert back.exit_code == 0, back.output
     assert "Not carried" not in back.stdout
     action = api.get(api.job("back", "weekly")).json()["properties"]["action"]

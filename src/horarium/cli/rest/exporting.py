@@ -198,7 +198,7 @@ def export(
     The collections (with their exclusion calendars) and jobs of a subscription, or of one
     --resource-group, or of one --collection: one file per resource, in the layout
     `horarium import` reads. `--to logicapp`: one workflow definition per job
-    (FOLDER/GROUP/COLLECTION/JOB.json), with what each cannot express."""
+    (FOLDER/GROUP/COLLECTION/JOB.workflow.json), with what each cannot express."""
     if target == "logicapp":
         from horarium.cli.rest.logicapp import export_logicapp
 

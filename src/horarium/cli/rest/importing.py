@@ -331,7 +331,7 @@ def _names_checked(found: list[CollectionFile]) -> None:
     "--job",
     "job_name",
     default=None,
-    help="Logic Apps: the job's name (default: the file's name without .json).",
+    help="Logic Apps: the job's name (default: the file's name without .workflow.json or .json).",
 )
 @click.option(
     "--strict",

@@ -1,8 +1,9 @@
 """Logic Apps both ways. `horarium import --from logicapp WORKFLOW.json` PUTs the job a workflow
 schedules (a `Recurrence` trigger, an `Http` first action) into `--collection` (which must
-exist), named `--job` or after the file, listing every part it cannot carry (`--strict`: refuse
-instead, sending nothing). `horarium export --to logicapp FOLDER` writes one workflow per job,
-listing what each cannot express (`horarium.importers.logicapp`)."""
+exist), named `--job` or after the file (without `.workflow.json` or `.json`), listing every
+part it cannot carry (`--strict`: refuse instead, sending nothing). `horarium export --to
+logicapp FOLDER` writes one workflow per job, listing what each cannot express
+(`horarium.importers.logicapp`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import click
 
 from horarium.cli.options import OneLineError
 from horarium.cli.rest.connection import Connection
-from horarium.cli.rest.export_layout import dumps
+from horarium.cli.rest.export_layout import dumps, file_name
 from horarium.cli.rest.job_views import short_name
 from horarium.cli.rest.naming import optional_group, subscription_of
 from horarium.cli.rest.output import plural
@@ -44,7 +45,7 @@ def import_logicapp(
     if named_group is None or not collection:
         raise OneLineError("name where the job goes: --resource-group G --collection C")
     try:
-        names = (named_group, collection, job or source.stem)
+        names = (named_group, collection, job or _job_name(source))
         found = read_logicapp(source, parse_sets(sets), names)
     except SourceError as e:
         raise OneLineError(str(e)) from None
@@ -67,7 +68,7 @@ def export_logicapp(
     resource_group: str | None,
     collection: str | None,
 ) -> None:
-    """One `{"definition": …}` file per job: `FOLDER/GROUP/COLLECTION/JOB.json`."""
+    """One `{"definition": …}` file per job: `FOLDER/GROUP/COLLECTION/JOB.workflow.json`."""
     from horarium.cli.rest.exporting import fetch
 
     with connection.client() as client:
@@ -82,7 +83,10 @@ def export_logicapp(
             if workflow.definition is None:
                 skipped += 1
                 continue
-            path = _path(folder, item.ref, name)
+            try:
+                path = _path(folder, item.ref, name)
+            except ValueError as e:
+                raise OneLineError(str(e)) from None
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(dumps({"definition": workflow.definition}), encoding="utf-8")
             written += 1
@@ -96,5 +100,19 @@ def export_logicapp(
             click.echo(line)
 
 
+def _job_name(source: Path) -> str:
+    """The file's name without `.workflow.json` (as export writes it) or `.json`."""
+    for suffix in (".workflow.json", ".json"):
+        if source.name.lower().endswith(suffix):
+            return source.name[: -len(suffix)]
+    return source.stem
+
+
 def _path(folder: Path, ref: CollectionRef, job: str) -> Path:
-    return folder / ref.resource_group / ref.name / f"{job}.json"
+    """`FOLDER/GROUP/COLLECTION/JOB.workflow.json` (never a name of the export layout)."""
+    parts = (
+        file_name(ref.resource_group, "resource group"),
+        file_name(ref.name, "collection"),
+        f"{file_name(job, 'job')}.workflow.json",
+    )
+    return folder.joinpath(*parts)
