@@ -3,12 +3,16 @@ workflow definitions (pure: dicts in, dicts out)."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from horarium.importers.arm import Scope
 from horarium.importers.documents import SourceError
-from horarium.importers.logicapp import windows_zone, workflow_of
+from horarium.importers.logicapp import read_logicapp, windows_zone, workflow_of
 from horarium.importers.logicapp.reading import read_workflow
 
 
@@ -224,3 +228,40 @@ def test_what_a_workflow_cannot_express() -> None:
         "properties.executionPolicy",
         "state Disabled: disable the workflow after creating it",
     ]
+
+
+def test_an_arm_template_deploys_one_job_per_workflow(tmp_path: Path) -> None:
+    workflow_resource = {
+        "type": "Microsoft.Logic/workflows",
+        "apiVersion": "2019-05-01",
+        "name": "[concat('wf-', copyIndex())]",
+        "copy": {"name": "loop", "count": "[parameters('count')]"},
+        "condition": "[not(equals(copyIndex(), 1))]",
+        "properties": {
+            "definition": workflow(uri="[concat('https://e.com/', copyIndex())]"),
+        },
+    }
+    template = {
+        "parameters": {"count": {"type": "int", "defaultValue": 2}},
+        "resources": [
+            {"type": "Microsoft.Web/sites", "name": "[reference('x')]"},
+            workflow_resource,
+        ],
+    }
+    path = tmp_path / "azuredeploy.json"
+    path.write_text(json.dumps(template))
+    scope = Scope("s", "rg", None)
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    with pytest.raises(SourceError, match=r"not\(\) is not supported"):
+        read_logicapp(path, {}, ("rg", "jc", None), scope, now)
+    workflow_resource["condition"] = "[equals(copyIndex(), copyIndex())]"
+    path.write_text(json.dumps(template))
+    found = read_logicapp(path, {"count": "2"}, ("rg", "jc", None), scope, now)
+    assert [f.document.label for f in found] == ["rg/jc/wf-0", "rg/jc/wf-1"]
+    uri = found[1].document.body["properties"]["action"]["request"]["uri"]
+    assert uri == "https://e.com/1"
+    with pytest.raises(SourceError, match="--job names one job; the template deploys 2"):
+        read_logicapp(path, {}, ("rg", "jc", "one"), scope, now)
+    path.write_text(json.dumps({"resources": []}))
+    with pytest.raises(SourceError, match=r"deploys no Microsoft\.Logic/workflows resource"):
+        read_logicapp(path, {}, ("rg", "jc", None), scope, now)

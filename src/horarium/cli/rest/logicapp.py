@@ -1,12 +1,14 @@
 """Logic Apps both ways. `horarium import --from logicapp WORKFLOW.json` PUTs the job a workflow
 schedules (a `Recurrence` trigger, an `Http` first action) into `--collection` (which must
 exist), named `--job` or after the file (without `.workflow.json` or `.json`), listing every
-part it cannot carry (`--strict`: refuse instead, sending nothing). `horarium export --to
-logicapp FOLDER` writes one workflow per job, listing what each cannot express
-(`horarium.importers.logicapp`)."""
+part it cannot carry (`--strict`: refuse instead, sending nothing); an ARM template's
+`Microsoft.Logic/workflows` resources are evaluated first (`--set` its parameters), one job
+each, named after the workflow. `horarium export --to logicapp FOLDER` writes one workflow per
+job, listing what each cannot express (`horarium.importers.logicapp`)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -24,6 +26,7 @@ from horarium.cli.rest.source_import import (
     parse_sets,
 )
 from horarium.client import CollectionRef
+from horarium.importers.arm import Scope
 from horarium.importers.documents import SourceError
 from horarium.importers.logicapp import read_logicapp, workflow_of
 
@@ -44,21 +47,20 @@ def import_logicapp(
     named_group = optional_group(group)
     if named_group is None or not collection:
         raise OneLineError("name where the job goes: --resource-group G --collection C")
+    scope = Scope(target, named_group, None)
+    now = datetime.now(UTC).replace(microsecond=0)
     try:
-        names = (named_group, collection, job or _job_name(source))
-        found = read_logicapp(source, parse_sets(sets), names)
+        found = read_logicapp(source, parse_sets(sets), (named_group, collection, job), scope, now)
     except SourceError as e:
         raise OneLineError(str(e)) from None
-    checked_names(source, [found.document])
-    if strict and found.not_carried:
-        raise OneLineError(
-            f"{source}: --strict: not carried: {'; '.join(found.not_carried)} (nothing sent)"
-        )
-    notes = []
-    if found.not_carried:
-        notes = [f"Not carried from {source}:", *(f"  {line}" for line in found.not_carried)]
+    documents = [workflow.document for workflow in found]
+    checked_names(source, documents)
+    lines = [line for workflow in found for line in workflow.not_carried]
+    if strict and lines:
+        raise OneLineError(f"{source}: --strict: not carried: {'; '.join(lines)} (nothing sent)")
+    notes = [f"Not carried from {source}:", *(f"  {line}" for line in lines)] if lines else []
     where_text = f"the workflow {source} into {target}/{named_group}/{collection}"
-    import_documents(connection, target, [found.document], where_text, options, notes)
+    import_documents(connection, target, documents, where_text, options, notes)
 
 
 def export_logicapp(
@@ -98,14 +100,6 @@ def export_logicapp(
         click.echo("Not expressed in Logic Apps:")
         for line in notes:
             click.echo(line)
-
-
-def _job_name(source: Path) -> str:
-    """The file's name without `.workflow.json` (as export writes it) or `.json`."""
-    for suffix in (".workflow.json", ".json"):
-        if source.name.lower().endswith(suffix):
-            return source.name[: -len(suffix)]
-    return source.stem
 
 
 def _path(folder: Path, ref: CollectionRef, job: str) -> Path:

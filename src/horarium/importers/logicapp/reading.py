@@ -58,11 +58,6 @@ def definition_of(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
     holder = properties if isinstance(properties, dict) else document
     definition = holder.get("definition", holder)
     if not isinstance(definition, dict) or "triggers" not in definition:
-        if "resources" in document:
-            raise SourceError(
-                "an ARM template: give the workflow resource's definition (its"
-                " properties.definition) in a file of its own"
-            )
         raise SourceError("not a Logic Apps workflow definition (it has no 'triggers')")
     values = holder.get("parameters") if holder is not definition else None
     given = {}
