@@ -81,6 +81,7 @@ MODULE_SECONDS = {
     "tests/recurrence/test_recurrence_cli.py": 5,
     "tests/security/test_dashboard_access.py": 5,
     "tests/security/test_outbound_policy.py": 5,
+    "tests/cli/test_cli_import_functions.py": 5,
 }
 # A module at least this slow is left out of the quick tier (`-m "not slow"`).
 SLOW_SECONDS = 5

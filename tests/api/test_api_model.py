@@ -11,7 +11,7 @@ from horarium.model.durations import format_timespan, parse_duration
 from horarium.model.errors import BadRequest
 from horarium.model.locations import display_name
 from horarium.model.merge import merge_patch
-from horarium.model.quota import shortest_gap_minutes
+from horarium.model.quota import shortest_gap_seconds
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_patch_replaces_an_object_whose_type_changes() -> None:
 def test_quota_compares_the_shortest_gap_between_runs(
     recurrence: dict[str, object], minutes: int
 ) -> None:
-    assert shortest_gap_minutes(recurrence) == minutes
+    assert shortest_gap_seconds(recurrence) == 60 * minutes
 
 
 def test_locations_get_their_display_name() -> None:

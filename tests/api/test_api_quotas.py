@@ -125,3 +125,36 @@ def test_concurrent_creates_respect_the_job_limit(api: Api) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         statuses = sorted(pool.map(create_collection, range(8)))
     assert statuses == [200] * 7 + [201]
+
+
+def test_azure_plans_keep_their_minute_and_the_seconds_plan_allows_seconds(api: Api) -> None:
+    standard = api.new_collection("Standard")
+    for recurrence in (
+        {"frequency": "Second", "interval": 30},
+        {"cron": "*/10 * * * * *"},
+    ):
+        response = api.put(api.job(standard, "often"), http_job(recurrence=recurrence))
+        assert response.status_code == 409, recurrence
+        message = error_of(response)["message"]
+        assert "at most every 1 minute, set by the Standard plan; the Seconds plan allows" in (
+            message
+        )
+    # Six fields on the minute are fine on any plan that allows the minute.
+    five = http_job(recurrence={"cron": "0 */5 * * * *"})
+    assert api.put(api.job(standard, "five"), five).status_code == 201
+
+    seconds = api.new_collection("Seconds")
+    assert api.get(api.collection(seconds)).json()["properties"]["sku"] == {"name": "Seconds"}
+    body = http_job(recurrence={"frequency": "second", "interval": 10})
+    body["properties"]["startTime"] = "2030-01-01T00:00:00Z"
+    created = api.put(api.job(seconds, "tens"), body)
+    assert created.status_code == 201, created.text
+    assert created.json()["properties"]["recurrence"] == {"frequency": "second", "interval": 10}
+    listed = api.get(api.job(seconds, "tens") + "/upcoming", params={"count": 3}).json()["value"]
+    assert [e["executionTime"] for e in listed] == [
+        "2030-01-01T00:00:00Z",
+        "2030-01-01T00:00:10Z",
+        "2030-01-01T00:00:20Z",
+    ]
+    cron = http_job(recurrence={"cron": "*/15 * * * * *"})
+    assert api.put(api.job(seconds, "cron"), cron).status_code == 201

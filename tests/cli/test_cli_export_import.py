@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.api.api_client import Api, http_job
-from tests.cli.cli_runner import Cli, one_line_error
+from tests.cli.cli_runner import Cli, one_line_error, rows
 from tests.http_receiver import Receiver
 from tests.server_process import ServerProcess, running_server
 from tests.support import fresh_pg_database, wait_until
@@ -543,3 +543,39 @@ def test_round_trip_on_postgresql(pg_server: ServerProcess, subscription: str) -
     assert _snapshot(api) == before
     again = cli("import", "backup")
     assert "jobs 0 created, 0 replaced, 3 unchanged; 0 failed" in again.stdout
+
+
+def test_dry_run_prints_the_table_with_first_executions_less_the_calendars(
+    cli: Cli, api: Api
+) -> None:
+    _define(api)
+    calendar = api.collection("billing", "rg-a") + "/calendars/closed"
+    assert api.put(calendar, {"properties": {"dates": ["2030-01-04"]}}).status_code == 201
+    nightly = api.job("billing", "nightly", "rg-a")
+    excluded = {"recurrence": {"excludeCalendars": ["closed"]}}
+    assert api.patch(nightly, {"properties": excluded}).status_code == 200
+    assert cli("export", "backup").exit_code == 0
+    api.patch(api.job("billing", "paused", "rg-a"), {"properties": {"state": "Enabled"}})
+    api.delete(api.job("reports", "monthly", "rg-b"))
+
+    dry = cli("import", "backup", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    table = rows(dry.stdout)
+    assert table[0] == ["RESOURCE", "ACTION", "FIRST 3 EXECUTIONS (the job's time zone)"]
+    assert table[1:6] == [
+        ["rg-a/billing", "unchanged", "-"],
+        ["rg-a/billing/calendars/closed", "unchanged", "-"],
+        # Mondays and Fridays at 02:00 and 02:30 from 2030-01-01, less Friday 2030-01-04.
+        [
+            "rg-a/billing/nightly",
+            "unchanged",
+            "2030-01-07 02:00 UTC, 2030-01-07 02:30 UTC, 2030-01-11 02:00 UTC",
+        ],
+        ["rg-a/billing/paused", "replace", "none (Disabled)"],
+        ["rg-a/empty", "unchanged", "-"],
+    ]
+    assert [row[:2] for row in table[6:8]] == [
+        ["rg-b/reports", "unchanged"],
+        ["rg-b/reports/monthly", "create"],
+    ]
+    assert api.get(api.job("reports", "monthly", "rg-b")).status_code == 404

@@ -335,11 +335,11 @@ def test_options_of_the_wrong_source_are_usage_errors(cli: Cli, tmp_path: Path) 
     template = write(tmp_path, secure_template())
     not_a_folder = cli("import", str(template))
     assert not_a_folder.exit_code == 2
-    assert "is not a folder (an ARM template needs --from arm)" in one_line_error(not_a_folder)
+    assert "is not a folder (name a file's kind with --from)" in one_line_error(not_a_folder)
     (tmp_path / "export").mkdir()
     arm_only = cli("import", str(tmp_path / "export"), "--set", "a=b")
     assert arm_only.exit_code == 2
-    assert "--set is for --from arm" in one_line_error(arm_only)
+    assert one_line_error(arm_only) == "Error: --set is not for --from export"
     no_group = cli("import", "--from", "arm", str(template))
     assert no_group.exit_code == 2
     assert one_line_error(no_group) == "Error: name the resource group: --resource-group G"

@@ -372,7 +372,7 @@ def test_shortest_gaps() -> None:
     ("recurrence", "message"),
     [
         ({"cron": "* * * *"}, "recurrence.cron: '* * * *' has 4 fields; a cron expression has 5"),
-        ({"cron": "0 * * * * *"}, "has 6 fields"),
+        ({"cron": "0 0 * * * * *"}, "has 7 fields; a cron expression has 5 (minute hour"),
         ({"cron": 5}, "recurrence.cron: must be a string"),
         ({"cron": "@reboot"}, "recurrence.cron: '@reboot' is not one of @yearly"),
         ({"cron": "60 * * * *"}, "recurrence.cron: minute field '60': 60 is not in 0..59"),

@@ -27,7 +27,8 @@ def refused(properties: Any) -> str:
 BAD: list[tuple[Any, str]] = [
     (
         recurring("Fortnight"),
-        "recurrence.frequency: 'Fortnight' is not one of Minute, Hour, Day, Week, Month, Year",
+        "recurrence.frequency: 'Fortnight' is not one of Second, Minute, Hour, Day, Week, Month,"
+        " Year",
     ),
     ({"recurrence": {"interval": 2}}, "recurrence.frequency: is required"),
     (recurring(7), "recurrence.frequency: 7 is not one of"),

@@ -607,3 +607,26 @@ def test_a_collection_page_lists_its_calendars_and_a_calendar_page_shows_one(
     expect(summary).to_contain_text("2031-07-01T12:00:00")
     summary.get_by_role("link", name="report").click()
     expect(page.locator("h1")).to_contain_text("report")
+
+
+def test_a_job_every_few_seconds_reads_and_edits_in_the_form(
+    watched: Watched, server: ServerProcess, target: str, api: Api
+) -> None:
+    from playwright.sync_api import expect
+
+    page = watched.page
+    collection = api.new_collection(sku="Seconds")
+    recurrence = {"frequency": "Second", "interval": 30}
+    api.new_job(
+        collection, "often", f"{target}/ok", startTime="2090-01-01T00:00:00Z", recurrence=recurrence
+    )
+    signed_in_at(page, server, api.subscription, f"#/edit/rg1/{collection}/often")
+    expect(page.locator("#frequency")).to_have_value("Second")
+    expect(page.locator("#preview-list .utc").nth(1)).to_contain_text("00:00:30")
+    page.fill("#interval", "15")
+    page.click("#job-save")
+    expect(page.locator("h1")).to_have_text("often")
+    assert api.get(api.job(collection, "often")).json()["properties"]["recurrence"] == {
+        "frequency": "second",
+        "interval": 15,
+    }

@@ -65,8 +65,10 @@ _RECURRENCE_EXTENSIONS = {
         "type": "string",
         "description": "Horarium extension: a 5-field cron expression (minute hour day-of-month"
         " month day-of-week; ranges, steps, lists, names, @hourly-style macros, L, W, #) read"
-        " on the clock of timeZone; instead of frequency, interval and schedule.",
-        "examples": ["*/15 9-17 * * MON-FRI", "0 6 L * *", "@daily"],
+        " on the clock of timeZone; instead of frequency, interval and schedule. Six fields"
+        " (NCRONTAB, the second first, as Azure Functions timers) are accepted too; a job that"
+        " runs more often than every minute needs a collection on the Seconds plan.",
+        "examples": ["*/15 9-17 * * MON-FRI", "0 6 L * *", "@daily", "*/10 * * * * *"],
     },
     "jitter": {
         "type": "string",
@@ -153,6 +155,23 @@ _BEARER = {
 }
 
 
+def _add_seconds(schemas: dict[str, Any]) -> None:
+    """Horarium's extensions finer than a minute: `frequency` Second (and Year), the
+    Seconds plan."""
+    frequency = schemas["JobRecurrence"]["properties"]["frequency"]
+    frequency["enum"] = ["Second", *frequency["enum"], "Year"]
+    frequency["description"] = (
+        "Minute to Month as in Azure; Horarium extensions: Second (only on a collection of the"
+        " Seconds plan) and Year (12 months)."
+    )
+    sku = schemas["Sku"]["properties"]["name"]
+    sku["enum"] = [*sku["enum"], "Seconds"]
+    sku["description"] = (
+        "Azure's plans, and Horarium's Seconds plan: 1000 jobs, recurrences as often as every"
+        " second (frequency Second, six-field cron)."
+    )
+
+
 @cache
 def azure_schemas() -> dict[str, Any]:
     """The spec's definitions as OpenAPI 3 component schemas."""
@@ -194,6 +213,7 @@ def azure_schemas() -> dict[str, Any]:
     }
     _add_execution_extensions(schemas)
     schemas["JobRecurrence"]["properties"].update(_RECURRENCE_EXTENSIONS)
+    _add_seconds(schemas)
     _add_pause(schemas)
     _add_notifications(schemas)
     _add_execution_policy(schemas)

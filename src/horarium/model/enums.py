@@ -50,7 +50,7 @@ SETTABLE_COLLECTION_STATES = (
     CollectionState.DISABLED,
     CollectionState.SUSPENDED,
 )
-SKUS = ("Standard", "Free", "P10Premium", "P20Premium")
+SKUS = ("Standard", "Free", "P10Premium", "P20Premium", "Seconds")  # Seconds: Horarium's
 HISTORY_STATUSES = tuple(HistoryStatus)
 
 

@@ -23,7 +23,7 @@ from horarium.model.pause import SHAPE as PAUSE_SHAPE
 from horarium.recurrence import MODES as ON_EXCLUDED
 
 MAX_JOB_BYTES = 16 * 1024
-RECURRENCE_FREQUENCIES = (*enums.FREQUENCIES, "Year")
+RECURRENCE_FREQUENCIES = ("Second", *enums.FREQUENCIES, "Year")  # Second, Year: Horarium's
 
 SCHEDULE_SHAPE: dict[str, Shape] = {
     "minutes": None,

@@ -3,6 +3,12 @@
 A collection's own `quota` may only tighten its plan. The shortest gap a job's recurrence allows
 between two runs is estimated from its frequency, interval and schedule lists (a lower bound that
 ignores daylight saving time), and compared with the collection's `maxRecurrence`.
+
+Azure's plans keep Azure's limits: at most every minute (Free: every hour). Horarium's own
+`Seconds` plan admits recurrences as often as every second (`frequency: "Second"`, six-field
+NCRONTAB `cron`): a plan rather than a server option, so that it is chosen per collection, the
+jobs Azure's plans refused stay refused with the same 409, and clients that know only Azure's
+plans never meet it (docs/api.md, "Quotas and limits").
 """
 
 from __future__ import annotations
@@ -15,14 +21,17 @@ from typing import Any
 from horarium.model.errors import Conflict
 from horarium.recurrence import cron_shortest_gap
 
-MINUTES = {
-    "Minute": 1,
-    "Hour": 60,
-    "Day": 1440,
-    "Week": 7 * 1440,
-    "Month": 28 * 1440,  # the shortest month: a lower bound
-    "Year": 365 * 1440,
+DAY = 86_400
+SECONDS = {
+    "Second": 1,
+    "Minute": 60,
+    "Hour": 3600,
+    "Day": DAY,
+    "Week": 7 * DAY,
+    "Month": 28 * DAY,  # the shortest month: a lower bound
+    "Year": 365 * DAY,
 }
+SECONDS_PLAN = "Seconds"  # Horarium's plan for recurrences finer than a minute
 
 
 @dataclass(frozen=True)
@@ -30,15 +39,16 @@ class Plan:
     """What a SKU allows."""
 
     max_jobs: int
-    min_gap_minutes: int
+    min_gap_seconds: int
     outbound_auth: bool
 
 
 PLANS = {
-    "Free": Plan(max_jobs=5, min_gap_minutes=60, outbound_auth=False),
-    "Standard": Plan(max_jobs=50, min_gap_minutes=1, outbound_auth=True),
-    "P10Premium": Plan(max_jobs=50, min_gap_minutes=1, outbound_auth=True),
-    "P20Premium": Plan(max_jobs=1000, min_gap_minutes=1, outbound_auth=True),
+    "Free": Plan(max_jobs=5, min_gap_seconds=3600, outbound_auth=False),
+    "Standard": Plan(max_jobs=50, min_gap_seconds=60, outbound_auth=True),
+    "P10Premium": Plan(max_jobs=50, min_gap_seconds=60, outbound_auth=True),
+    "P20Premium": Plan(max_jobs=1000, min_gap_seconds=60, outbound_auth=True),
+    SECONDS_PLAN: Plan(max_jobs=1000, min_gap_seconds=1, outbound_auth=True),
 }
 
 
@@ -48,26 +58,26 @@ class Limits:
 
     sku: str
     max_jobs: int
-    min_gap_minutes: int
+    min_gap_seconds: int
     gap_text: str  # "1 hour", for messages
     jobs_from: str  # where max_jobs comes from, for messages
     gap_from: str
     outbound_auth: bool
 
 
-def _gap_text(minutes: int) -> str:
-    for unit, size in (("week", 10080), ("day", 1440), ("hour", 60)):
-        if minutes % size == 0:
-            n = minutes // size
+def _gap_text(seconds: int) -> str:
+    for unit, size in (("week", 7 * DAY), ("day", DAY), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            n = seconds // size
             return f"{n} {unit}" + ("s" if n != 1 else "")
-    return f"{minutes} minute" + ("s" if minutes != 1 else "")
+    return f"{seconds} second" + ("s" if seconds != 1 else "")
 
 
 def limits(sku: str, quota: dict[str, Any] | None) -> Limits:
     """The collection's limits; a 409 when its quota is looser than its plan allows."""
     plan = PLANS[sku]
     max_jobs, jobs_from = plan.max_jobs, f"the {sku} plan"
-    gap, gap_from = plan.min_gap_minutes, f"the {sku} plan"
+    gap, gap_from = plan.min_gap_seconds, f"the {sku} plan"
     quota = quota or {}
     if "maxJobCount" in quota:
         if quota["maxJobCount"] > plan.max_jobs:
@@ -79,18 +89,18 @@ def limits(sku: str, quota: dict[str, Any] | None) -> Limits:
         max_jobs, jobs_from = quota["maxJobCount"], "the collection's quota.maxJobCount"
     if "maxRecurrence" in quota:
         recurrence = quota["maxRecurrence"]
-        wanted = recurrence.get("interval", 1) * MINUTES[recurrence.get("frequency", "Minute")]
-        if wanted < plan.min_gap_minutes:
+        wanted = recurrence.get("interval", 1) * SECONDS[recurrence.get("frequency", "Minute")]
+        if wanted < plan.min_gap_seconds:
             raise Conflict(
                 f"properties.quota.maxRecurrence: every {_gap_text(wanted)} is more frequent"
-                f" than the {sku} plan allows (at most every {_gap_text(plan.min_gap_minutes)})",
+                f" than the {sku} plan allows (at most every {_gap_text(plan.min_gap_seconds)})",
                 code="QuotaExceeded",
             )
         gap, gap_from = wanted, "the collection's quota.maxRecurrence"
     return Limits(
         sku=sku,
         max_jobs=max_jobs,
-        min_gap_minutes=gap,
+        min_gap_seconds=gap,
         gap_text=_gap_text(gap),
         jobs_from=jobs_from,
         gap_from=gap_from,
@@ -113,12 +123,14 @@ def check_recurrence(limit: Limits, definition: dict[str, Any], collection: str)
     recurrence = definition.get("recurrence")
     if not recurrence:
         return
-    gap = shortest_gap_minutes(recurrence)
-    if gap < limit.min_gap_minutes:
+    gap = shortest_gap_seconds(recurrence)
+    if gap < limit.min_gap_seconds:
+        finer = limit.min_gap_seconds == 60 and gap < 60
+        hint = f"; the {SECONDS_PLAN} plan allows every second" if finer else ""
         raise Conflict(
             f"properties.recurrence: the job can run every {_gap_text(max(gap, 1))}, more often"
             f" than job collection '{collection}' allows (at most every {limit.gap_text},"
-            f" set by {limit.gap_from}).",
+            f" set by {limit.gap_from}{hint}).",
             code="RecurrenceQuotaExceeded",
         )
 
@@ -144,15 +156,21 @@ def _ints(value: Any) -> list[int]:
     return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
 
 
-def shortest_gap_minutes(recurrence: dict[str, Any]) -> int:
+def shortest_gap_seconds(recurrence: dict[str, Any]) -> int:
     """A lower bound of the time between two runs of a (validated, canonical) recurrence."""
     if isinstance(recurrence.get("cron"), str):
-        return max(1, cron_shortest_gap(recurrence["cron"]) // timedelta(minutes=1))
+        return max(1, cron_shortest_gap(recurrence["cron"]) // timedelta(seconds=1))
     frequency = recurrence.get("frequency", "Minute")
     interval = recurrence.get("interval", 1)
     if not isinstance(interval, int):
         interval = 1
-    gaps = [interval * MINUTES.get(frequency, 1)]
+    if frequency == "Second":
+        return max(1, interval)
+    return 60 * _schedule_gap_minutes(recurrence, frequency, interval)
+
+
+def _schedule_gap_minutes(recurrence: dict[str, Any], frequency: str, interval: int) -> int:
+    gaps = [interval * SECONDS.get(frequency, 60) // 60]
     schedule = recurrence.get("schedule") or {}
     minutes, hours = _ints(schedule.get("minutes")), _ints(schedule.get("hours"))
     step = _smallest_step(minutes)

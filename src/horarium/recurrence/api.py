@@ -28,6 +28,7 @@ from horarium.recurrence.timeline import (
     DAY,
     HOUR,
     MINUTE,
+    SECOND,
     from_instant,
     from_wall,
     to_instant,
@@ -232,8 +233,8 @@ def _compile(rule: Rule, created: datetime) -> Series:
     schedule = rule.schedule
     frequency = rule.frequency
     n = rule.interval
-    if frequency in ("Minute", "Hour") and schedule is None:
-        return Elapsed(anchor, n * (MINUTE if frequency == "Minute" else HOUR))
+    if frequency in ELAPSED and schedule is None:
+        return Elapsed(anchor, n * ELAPSED[frequency])
     if frequency == "Hour":
         assert schedule is not None and schedule.minutes is not None
         local = anchor + (to_instant(anchor).astimezone(zone).utcoffset() or _ZERO) // _US
@@ -307,3 +308,4 @@ def _micros(instant: datetime, field: str) -> int:
 
 _US = timedelta(microseconds=1)
 _ZERO = timedelta(0)
+ELAPSED = {"Second": SECOND, "Minute": MINUTE, "Hour": HOUR}  # step in elapsed time

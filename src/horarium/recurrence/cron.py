@@ -1,7 +1,8 @@
-"""`recurrence.cron`: a 5-field cron expression, read into sorted sets (docs/recurrence.md §9).
+"""`recurrence.cron`: a 5-field cron expression, or NCRONTAB's 6 fields with seconds first (as
+Azure Functions timers write them), read into sorted sets (docs/recurrence.md §9).
 
-Fields: minute, hour, day of month, month, day of week. Each field is a list of items: `*`,
-a value, a range `a-b`, any of them with a step (`*/5`, `1-30/5`, `10/5`); month names
+Fields: [second,] minute, hour, day of month, month, day of week. Each field is a list of
+items: `*`, a value, a range `a-b`, any of them with a step (`*/5`, `1-30/5`, `10/5`); month names
 (JAN..DEC) and day names (SUN..SAT, 0 and 7 both Sunday). Quartz additions: in the day of month
 `L` (the last day), `L-n` (n days before it), `nW` (the weekday nearest the n-th, within the
 month), `LW` (the last weekday); in the day of week `5L` / `FRIL` (the last Friday; also `L5`)
@@ -25,10 +26,11 @@ from typing import Any
 
 from horarium.recurrence.days import GREGORIAN_MONTHS, LAST_DAY, month_info, ymd
 from horarium.recurrence.errors import RecurrenceError
-from horarium.recurrence.timeline import DAY, HOUR, MINUTE
+from horarium.recurrence.timeline import DAY, HOUR, MINUTE, SECOND
 
 PATH = "recurrence.cron"
 FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
+SECONDS_FIELDS = ("second", *FIELD_NAMES)  # NCRONTAB's six fields
 MACROS = {
     "@yearly": "0 0 1 1 *",
     "@annually": "0 0 1 1 *",
@@ -61,6 +63,7 @@ class Cron:
     dom_star: bool = True
     dow_star: bool = True
     times: tuple[int, ...] = field(default=(), compare=False)  # µs after midnight, sorted
+    seconds: tuple[int, ...] = (0,)  # NCRONTAB's first field; 0 for five fields
 
     def days_of(self, length: int, first_weekday: int) -> tuple[int, ...]:
         """The run days (1..length) of a month of `length` days starting on `first_weekday`."""
@@ -77,12 +80,13 @@ def read_cron(value: object) -> Cron:
     if expanded.startswith("@"):
         raise RecurrenceError(PATH, f"{text!r} is not one of {', '.join(MACROS)}")
     parts = expanded.split(" ")
-    if len(parts) != 5:
+    if len(parts) not in (5, 6):
         raise RecurrenceError(
             PATH,
             f"{text!r} has {len(parts)} fields; a cron expression has 5 "
-            "(minute hour day-of-month month day-of-week)",
+            "(minute hour day-of-month month day-of-week), or 6 with the second first",
         )
+    seconds = _plain(parts.pop(0), "second", 0, 59) if len(parts) == 6 else {0}
     minute, hour, dom, month, dow = parts
     days = _DaysField()
     week = _WeekField()
@@ -106,11 +110,18 @@ def read_cron(value: object) -> Cron:
         nth=frozenset(week.nth),
         dom_star=dom.startswith(("*", "?")),
         dow_star=dow.startswith(("*", "?")),
-        times=tuple(sorted(h * HOUR + m * MINUTE for h in hours for m in minutes)),
+        times=_times(hours, minutes, seconds),
+        seconds=tuple(sorted(seconds)),
     )
     if not any(cron.days_of(n, f) for n, f in _month_shapes(cron.months)):
         raise RecurrenceError(PATH, f"{text!r} never matches a day of any year")
     return cron
+
+
+def _times(hours: set[int], minutes: set[int], seconds: set[int]) -> tuple[int, ...]:
+    """The run times of a day (µs after midnight, sorted): at most 24 × 60 × 60."""
+    clock = (h * HOUR + m * MINUTE for h in hours for m in minutes)
+    return tuple(sorted(t + s * SECOND for t in clock for s in seconds))
 
 
 class CronDays:

@@ -1,8 +1,8 @@
 """The shortest gap a recurrence allows between two runs, on the wall clock (daylight saving
 time ignored): what `recurrence.jitter` may not exceed (docs/recurrence.md §10).
 
-Exact for `cron` (`cron.shortest_gap`) and for Minute / Hour; for Day and longer a lower bound
-from the times of day and the closest two run days the schedule can give.
+Exact for `cron` (`cron.shortest_gap`) and for Second / Minute / Hour; for Day and longer a
+lower bound from the times of day and the closest two run days the schedule can give.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from itertools import pairwise
 
 from horarium.recurrence import cron
 from horarium.recurrence.parse import Rule
-from horarium.recurrence.timeline import DAY, HOUR, MINUTE
+from horarium.recurrence.timeline import DAY, HOUR, MINUTE, SECOND
 
 
 def shortest_gap(rule: Rule) -> int | None:
@@ -21,6 +21,8 @@ def shortest_gap(rule: Rule) -> int | None:
     frequency, n, schedule = rule.frequency, rule.interval, rule.schedule
     if frequency is None:
         return None
+    if frequency == "Second":
+        return n * SECOND
     if frequency == "Minute":
         return n * MINUTE
     if frequency == "Hour":

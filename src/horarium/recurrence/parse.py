@@ -18,12 +18,16 @@ from horarium.recurrence.errors import RecurrenceError
 from horarium.recurrence.jitter import read_jitter
 from horarium.recurrence.zones import UTC_ZONE, find_zone
 
-FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month", "Year")
+FREQUENCIES = ("Second", "Minute", "Hour", "Day", "Week", "Month", "Year")
 DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-MAX_INTERVAL = {"Minute": 1000, "Hour": 1000, "Day": 548, "Week": 78, "Month": 18, "Year": 1}
+MAX_INTERVAL = {
+    **{"Second": 1000, "Minute": 1000, "Hour": 1000},
+    **{"Day": 548, "Week": 78, "Month": 18, "Year": 1},
+}
 CRON = "Cron"  # Rule.frequency of a `cron` recurrence (it has no interval)
 SCHEDULE_FIELDS = ("minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences")
 ALLOWED_SCHEDULE = {
+    "Second": (),
     "Minute": (),
     "Hour": ("minutes",),
     "Day": ("hours", "minutes"),

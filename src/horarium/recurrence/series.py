@@ -1,7 +1,7 @@
 """The instants of a series, found directly from any instant (design doc §2–4).
 
 Three shapes:
-- `Elapsed`: Minute / Hour without schedule, anchor + k·step in elapsed time.
+- `Elapsed`: Second / Minute / Hour without schedule, anchor + k·step in elapsed time.
 - `HourMarks`: Hour with `minutes`: minute marks of every `interval`-th hour, elapsed time.
 - `WallClock`: Day and longer: run days × times of day in the zone's wall clock, each wall
   time turned into an instant with fold=0 (a nonexistent time takes the pre-transition offset,

@@ -25,7 +25,7 @@ from horarium.cli.rest.output import (
 )
 from horarium.client import CollectionRef
 
-SKUS = ("Free", "Standard", "P10Premium", "P20Premium")
+SKUS = ("Free", "Standard", "P10Premium", "P20Premium", "Seconds")
 COLLECTION_HEADERS = ("NAME", "RESOURCE GROUP", "SKU", "STATE", "LOCATION")
 _GROUP_IN_ID = re.compile(r"/resourceGroups/([^/]+)/", re.IGNORECASE)
 

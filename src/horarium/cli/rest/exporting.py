@@ -49,7 +49,7 @@ class Fetched:
     calendars: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _fetch(
+def fetch(
     client: HorariumClient, subscription: str, group: str | None, collection: str | None
 ) -> list[Fetched]:
     """Everything to export, read before anything is written."""
@@ -175,11 +175,20 @@ def _print(report: Report, what: str, root: Path) -> None:
 
 @click.command(short_help="Write collections, calendars and jobs to JSON files (no secrets).")
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["export", "logicapp"]),
+    default="export",
+    show_default=True,
+    help="What to write: Horarium's export layout, or one Logic Apps workflow definition per job.",
+)
 @scope_options(collection=True)
 @connection_options
 def export(
     connection: Connection,
     folder: Path,
+    target: str,
     subscription: str,
     resource_group: str | None,
     collection: str | None,
@@ -188,10 +197,16 @@ def export(
 
     The collections (with their exclusion calendars) and jobs of a subscription, or of one
     --resource-group, or of one --collection: one file per resource, in the layout
-    `horarium import` reads."""
+    `horarium import` reads. `--to logicapp`: one workflow definition per job
+    (FOLDER/GROUP/COLLECTION/JOB.workflow.json), with what each cannot express."""
+    if target == "logicapp":
+        from horarium.cli.rest.logicapp import export_logicapp
+
+        export_logicapp(connection, folder, subscription, resource_group, collection)
+        return
     _prepare(folder, subscription)
     with connection.client() as client:
-        fetched = _fetch(client, subscription, resource_group, collection)
+        fetched = fetch(client, subscription, resource_group, collection)
     scope, what = folder, f"the subscription {subscription}"
     if resource_group is not None:
         scope, what = folder / resource_group, f"{subscription}/{resource_group}"

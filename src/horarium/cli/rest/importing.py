@@ -37,7 +37,8 @@ from horarium.cli.rest.export_layout import (
     read_export,
     read_manifest,
 )
-from horarium.cli.rest.output import plural
+from horarium.cli.rest.import_table import HEADERS, NEEDS_SECRET, WORDS, executions
+from horarium.cli.rest.output import plural, print_table
 from horarium.client import ApiRefused, CollectionRef, check_segment
 from horarium.client.secret_fields import (
     SecretField,
@@ -95,6 +96,7 @@ class Tally:
     failures: list[str] = field(default_factory=list)
     secrets_kept: int = 0  # unchanged jobs whose files carry secrets that were not sent
     collection_secrets_kept: int = 0  # the same, of collections (notification secrets)
+    rows: list[list[str]] = field(default_factory=list)  # the dry-run table
 
     def summary(self, dry_run: bool) -> str:
         verbs = {
@@ -188,18 +190,27 @@ def _require(fields: list[SecretField], hint: str) -> None:
         raise SecretNeeded(f"needs {', '.join(missing)} ({hint})")
 
 
-def _attempt(tally: Tally, path: Path | str, work: Callable[[], Outcome]) -> Outcome:
+def attempt(
+    tally: Tally, path: Path | str, work: Callable[[], Outcome], row: tuple[str, str]
+) -> Outcome:
     """`work`'s outcome; a refusal (but an authentication failure, which ends the import) is
-    counted as failed with its one line."""
+    counted as failed with its one line. `row`: the resource's label and executions, for the
+    dry-run table."""
+    action = "failed"
     try:
-        return work()
+        outcome = work()
+        action = WORDS[outcome]
     except ApiRefused as e:
         if e.status == 401:
             raise
         tally.failures.append(f"{path}: {e}")
+        outcome = Outcome.FAILED
     except NotSent as e:
         tally.failures.append(f"{path}: {e}")
-    return Outcome.FAILED
+        outcome = Outcome.FAILED
+        action = NEEDS_SECRET if isinstance(e, SecretNeeded) else action
+    tally.rows.append([row[0], action, row[1]])
+    return outcome
 
 
 @contextmanager
@@ -221,26 +232,45 @@ def run_import(importer: Importer, subscription: str, found: list[CollectionFile
     with _progress(total) as advance:
         for file in found:
             ref = CollectionRef(subscription, file.resource_group, file.name)
-            outcome = _attempt(tally, file.path, partial(importer.collection, ref, file, tally))
+            label = f"{file.resource_group}/{file.name}"
+            work: Callable[[], Outcome] = partial(importer.collection, ref, file, tally)
+            outcome = attempt(tally, file.path, work, (label, "-"))
             tally.collections[outcome] += 1
             advance()
+            calendars = _calendar_properties(file)
             for calendar in file.calendars:
+                row = (f"{label}/calendars/{calendar.name}", "-")
                 if outcome is Outcome.FAILED:
-                    tally.failures.append(f"{calendar.path}: not sent (its collection failed)")
+                    not_sent(tally, calendar.path, row)
                     tally.calendars[Outcome.FAILED] += 1
                 else:
                     work = partial(importer.calendar, ref, calendar)
-                    tally.calendars[_attempt(tally, calendar.path, work)] += 1
+                    tally.calendars[attempt(tally, calendar.path, work, row)] += 1
                 advance()
             for job in file.jobs:
+                shown = "-"
+                if importer.dry_run:
+                    shown = executions(job_document(job.document), importer.disabled, calendars)
+                row = (f"{label}/{job.name}", shown)
                 if outcome is Outcome.FAILED:
-                    tally.failures.append(f"{job.path}: not sent (its collection failed)")
+                    not_sent(tally, job.path, row)
                     tally.jobs[Outcome.FAILED] += 1
                 else:
                     work = partial(importer.job, ref, job, tally)
-                    tally.jobs[_attempt(tally, job.path, work)] += 1
+                    tally.jobs[attempt(tally, job.path, work, row)] += 1
                 advance()
     return tally
+
+
+def not_sent(tally: Tally, where: Path | str, row: tuple[str, str]) -> None:
+    """A resource of a collection that failed: a failure line and its table row."""
+    tally.failures.append(f"{where}: not sent (its collection failed)")
+    tally.rows.append([row[0], "not sent", row[1]])
+
+
+def _calendar_properties(file: CollectionFile) -> dict[str, Any]:
+    """The collection's calendars by name, as a job's executions need them."""
+    return {c.name: calendar_document(c.document).get("properties") or {} for c in file.calendars}
 
 
 def _names_checked(found: list[CollectionFile]) -> None:
@@ -261,10 +291,12 @@ def _names_checked(found: list[CollectionFile]) -> None:
 @click.option(
     "--from",
     "source_kind",
-    type=click.Choice(["export", "arm"]),
+    type=click.Choice(["export", "arm", "terraform", "logicapp", "functions"]),
     default="export",
     show_default=True,
-    help="What SOURCE is: a folder of `horarium export`, or an ARM template (a JSON file).",
+    help="What SOURCE is: a folder of `horarium export`, an ARM template (a JSON file),"
+    " `terraform show -json` output (a state or a plan), a Logic Apps workflow definition, or"
+    " an Azure Functions project (or WebJob) folder.",
 )
 @click.option(
     "--subscription",
@@ -278,7 +310,33 @@ def _names_checked(found: list[CollectionFile]) -> None:
     envvar="HORARIUM_RESOURCE_GROUP",
     show_envvar=True,
     default=None,
-    help="ARM: the resource group to import into (what resourceGroup() answers).",
+    help="ARM: the resource group to import into (what resourceGroup() answers); Terraform:"
+    " instead of each resource's resource_group_name.",
+)
+@click.option(
+    "--collection",
+    envvar="HORARIUM_COLLECTION",
+    show_envvar=True,
+    default=None,
+    help="Logic Apps, Functions: the collection the jobs go into (it must exist).",
+)
+@click.option(
+    "--target",
+    default=None,
+    metavar="URL",
+    help="Functions: the URL each job POSTs to ({name}: the function's) instead of the"
+    " function's admin endpoint.",
+)
+@click.option(
+    "--job",
+    "job_name",
+    default=None,
+    help="Logic Apps: the job's name (default: the file's name without .workflow.json or .json).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Logic Apps: refuse a workflow with anything the job cannot carry (send nothing).",
 )
 @click.option(
     "--location",
@@ -297,7 +355,9 @@ def _names_checked(found: list[CollectionFile]) -> None:
     "sets",
     multiple=True,
     metavar="NAME=VALUE",
-    help="ARM: a parameter's value (over the parameters file); repeatable.",
+    help="ARM: a parameter's value (over the parameters file); Terraform: an attribute's value"
+    " (ADDRESS.PATH=VALUE, for a sensitive value the file lacks); Logic Apps: a workflow"
+    " parameter's value; Functions: an app setting (over local.settings.json); repeatable.",
 )
 @click.option(
     "--utc-now",
@@ -324,6 +384,10 @@ def import_(
     source_kind: str,
     subscription: str | None,
     resource_group: str | None,
+    collection: str | None,
+    target: str | None,
+    job_name: str | None,
+    strict: bool,
     location: str | None,
     parameters_file: Path | None,
     sets: tuple[str, ...],
@@ -332,37 +396,65 @@ def import_(
     disabled: bool,
     dry_run: bool,
 ) -> None:
-    """Import the collections, calendars and jobs of an export, or the Scheduler resources of
-    an ARM template (`--from arm`), PUTting what differs.
+    """Import the collections, calendars and jobs of an export, or what another source
+    defines (`--from`: an ARM template, Terraform output, a Logic Apps workflow, a Functions
+    project), PUTting what differs.
 
     Collections first, then their calendars, then their jobs (a template's in dependsOn
     order); a resource that equals its source is left alone, so importing twice changes
     nothing the second time."""
+    _only_own_options(source_kind)
+    from horarium.cli.rest.source_import import RunOptions
+
+    run = RunOptions(dry_run, resend_secrets, disabled)
     if source_kind == "arm":
         from horarium.cli.rest.arm_import import ArmOptions, import_arm
 
         options = ArmOptions(source, parameters_file, sets, subscription, resource_group)
         import_arm(connection, options, location, utc_now, resend_secrets, dry_run, disabled)
-        return
-    _no_arm_options(
-        resource_group="--resource-group",
-        location="--location",
-        parameters_file="--parameters",
-        sets="--set",
-        utc_now="--utc-now",
-    )
-    if not source.is_dir():
-        raise OneLineError(f"{source} is not a folder (an ARM template needs --from arm)")
-    import_export(connection, source, subscription, resend_secrets, dry_run, disabled)
+    elif source_kind == "terraform":
+        from horarium.cli.rest.terraform_import import import_terraform
+
+        import_terraform(connection, source, sets, subscription, resource_group, run)
+    elif source_kind == "logicapp":
+        from horarium.cli.rest.logicapp import import_logicapp
+
+        where = (subscription, resource_group, collection, job_name)
+        import_logicapp(connection, source, where, sets, strict, run)
+    elif source_kind == "functions":
+        from horarium.cli.rest.functions_import import import_functions
+
+        place = (subscription, resource_group, collection)
+        import_functions(connection, source, place, sets, target, run)
+    elif not source.is_dir():
+        raise OneLineError(f"{source} is not a folder (name a file's kind with --from)")
+    else:
+        import_export(connection, source, subscription, resend_secrets, dry_run, disabled)
 
 
-def _no_arm_options(**flags: str) -> None:
-    """A usage error for an option of `--from arm` given on the command line with an export
-    (HORARIUM_RESOURCE_GROUP, set for other commands, is not one)."""
+# The options of `import` that only some sources read (parameter name -> flag, sources).
+SOURCE_OPTIONS = {
+    "resource_group": ("--resource-group", ("arm", "terraform", "logicapp", "functions")),
+    "sets": ("--set", ("arm", "terraform", "logicapp", "functions")),
+    "location": ("--location", ("arm",)),
+    "parameters_file": ("--parameters", ("arm",)),
+    "utc_now": ("--utc-now", ("arm",)),
+    "collection": ("--collection", ("logicapp", "functions")),
+    "job_name": ("--job", ("logicapp",)),
+    "strict": ("--strict", ("logicapp",)),
+    "target": ("--target", ("functions",)),
+}
+
+
+def _only_own_options(source_kind: str) -> None:
+    """A usage error for an option of another source given on the command line (an
+    environment variable such as HORARIUM_RESOURCE_GROUP, set for other commands, is not
+    one)."""
     context = click.get_current_context()
-    for name, flag in flags.items():
-        if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
-            raise OneLineError(f"{flag} is for --from arm; an export names its resource groups")
+    for name, (flag, sources) in SOURCE_OPTIONS.items():
+        given = context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        if given and source_kind not in sources:
+            raise OneLineError(f"{flag} is not for --from {source_kind}")
 
 
 def import_export(
@@ -383,6 +475,8 @@ def import_export(
     with connection.client() as client:
         importer = Importer(client, dry_run, resend_secrets, disabled=disabled)
         tally = run_import(importer, target, found)
+    if dry_run:
+        print_table(HEADERS, tally.rows)
     report(tally, f"{folder} into the subscription {target}", dry_run)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from horarium.importers.arm.expressions import Scope
 from horarium.importers.arm.mapping import API_VERSIONS, Planned, planned
@@ -21,6 +22,7 @@ from horarium.importers.arm.template import (
     given_values,
     read_json,
     read_template,
+    read_workflows,
 )
 
 
@@ -51,4 +53,23 @@ def read_arm(
     return ArmPlan(items, found.used_utc_now)
 
 
-__all__ = ["API_VERSIONS", "ArmPlan", "Planned", "Scope", "TemplateError", "read_arm"]
+def arm_workflows(
+    document: dict[str, Any], sets: Mapping[str, str], scope: Scope, now: datetime
+) -> list[tuple[str, Any]]:
+    """The Logic Apps workflows a template deploys (name, evaluated properties), `sets` being
+    its parameters' values."""
+    try:
+        return read_workflows(document, given_values(None, sets), scope, now)
+    except RecursionError:
+        raise TemplateError("values nested too deeply") from None
+
+
+__all__ = [
+    "API_VERSIONS",
+    "ArmPlan",
+    "Planned",
+    "Scope",
+    "TemplateError",
+    "arm_workflows",
+    "read_arm",
+]

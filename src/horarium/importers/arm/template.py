@@ -1,7 +1,8 @@
 """An ARM template read far enough to import its Scheduler resources: its parameters (from
 `--set`, a parameters file, then their defaults), its variables, and every
 `Microsoft.Scheduler/jobCollections` and `…/jobs` resource, top level or nested in a parent's
-`resources`, expanded over `copy` loops, with `condition` honoured, in `dependsOn` order.
+`resources`, expanded over `copy` loops, with `condition` honoured, in `dependsOn` order; for
+`import --from logicapp`, the `Microsoft.Logic/workflows` resources (`read_workflows`).
 
 Parameters and variables are evaluated on first use, so a parameter only a skipped resource
 uses needs no value; every value given is still checked against its parameter's type.
@@ -27,9 +28,11 @@ from horarium.importers.arm.expressions import (
     Unseen,
     evaluate_text,
 )
+from horarium.importers.documents import SourceError, read_json_object
 
 COLLECTION_TYPE = "microsoft.scheduler/jobcollections"
 JOB_TYPE = "microsoft.scheduler/jobcollections/jobs"
+WORKFLOW_TYPE = "microsoft.logic/workflows"  # read by `import --from logicapp`
 MAX_TEMPLATE_BYTES = 4 * 1024 * 1024  # ARM's own limit
 MAX_COPY_COUNT = 800  # ARM's own limit on one copy loop
 MAX_RESOURCES = 800  # ARM's own limit on a template's resources (after copy loops)
@@ -37,7 +40,7 @@ SECURE_TYPES = ("securestring", "secureobject")
 TYPES = ("string", "int", "bool", "object", "array", *SECURE_TYPES)
 
 
-class TemplateError(ValueError):
+class TemplateError(SourceError):
     """A template that cannot be imported; one line naming where."""
 
 
@@ -65,21 +68,11 @@ class Template:
 
 
 def read_json(path: Path, what: str) -> dict[str, Any]:
+    """The template or parameters file at `path`, within ARM's size limit."""
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise TemplateError(f"{path}: cannot read the {what} ({e.strerror})") from None
-    if len(raw) > MAX_TEMPLATE_BYTES:
-        raise TemplateError(f"{path}: the {what} is over {MAX_TEMPLATE_BYTES} bytes (the limit)")
-    try:
-        value = json.loads(raw.decode("utf-8-sig"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise TemplateError(f"{path}: not valid JSON ({e})") from None
-    except RecursionError:
-        raise TemplateError(f"{path}: the {what} is nested too deeply") from None
-    if not isinstance(value, dict):
-        raise TemplateError(f"{path}: not a JSON object")
-    return value
+        return read_json_object(path, what, MAX_TEMPLATE_BYTES)
+    except SourceError as e:
+        raise TemplateError(str(e)) from None
 
 
 def given_values(parameters_file: dict[str, Any] | None, sets: Mapping[str, str]) -> dict[str, Any]:
@@ -250,6 +243,50 @@ def read_template(
     now: datetime,
 ) -> Template:
     """Every Scheduler resource of `template`, evaluated, in dependsOn order."""
+    values, resources = _opened(template, given, scope, now)
+    found: list[SchedulerResource] = []
+    for raw in _expanded(resources, None, (), values.context()):
+        found.append(_evaluated(raw))
+        if len(found) > MAX_RESOURCES:
+            raise TemplateError(f"more than {MAX_RESOURCES} Scheduler resources (the limit)")
+    return Template(_ordered(found), values.used_utc_now)
+
+
+def read_workflows(
+    template: dict[str, Any], given: dict[str, Any], scope: Scope, now: datetime
+) -> list[tuple[str, Any]]:
+    """The name and evaluated `properties` of each top-level `Microsoft.Logic/workflows`
+    resource of `template` (copy loops and conditions honoured), in document order; the
+    workflow language's own `@…` expressions are left as they are."""
+    values, resources = _opened(template, given, scope, now)
+    found: list[tuple[str, Any]] = []
+    for item in resources:
+        if not isinstance(item, dict):
+            raise TemplateError("a resource is not a JSON object")
+        label = f"resource {item.get('type')!r} {item.get('name')!r}"
+        kind = _step(label, lambda item=item: evaluate_value(item.get("type"), values.context()))
+        if not isinstance(kind, str) or kind.lower() != WORKFLOW_TYPE:
+            continue
+        for each in _copies(item, label, values.context()):
+            if not _condition(item, label, each):
+                continue
+            declared_name, declared = item.get("name"), item.get("properties")
+            name = _step(f"{label}: name", lambda c=each, v=declared_name: evaluate_value(v, c))
+            properties = _step(
+                f"workflow {name!r}: properties",
+                lambda c=each, v=declared: evaluate_value(v, c),
+            )
+            found.append((str(name), properties))
+            if len(found) > MAX_RESOURCES:
+                raise TemplateError(f"more than {MAX_RESOURCES} workflows (the limit)")
+    return found
+
+
+def _opened(
+    template: dict[str, Any], given: dict[str, Any], scope: Scope, now: datetime
+) -> tuple[_Values, list[Any]]:
+    """The template's values (evaluated on first use) and its resources; every given value
+    checked against its parameter."""
     values = _Values(template, given, scope, now)
     _check_sections(template)
     declared = {name.lower(): spec for name, spec in (template.get("parameters") or {}).items()}
@@ -262,12 +299,7 @@ def read_template(
     resources = template.get("resources") or []
     if not isinstance(resources, list):
         raise TemplateError("'resources' is not an array (symbolic names are not supported)")
-    found: list[SchedulerResource] = []
-    for raw in _expanded(resources, None, (), values.context()):
-        found.append(_evaluated(raw))
-        if len(found) > MAX_RESOURCES:
-            raise TemplateError(f"more than {MAX_RESOURCES} Scheduler resources (the limit)")
-    return Template(_ordered(found), values.used_utc_now)
+    return values, resources
 
 
 def _check_sections(template: dict[str, Any]) -> None:

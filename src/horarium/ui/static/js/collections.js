@@ -5,7 +5,7 @@ import { badge, errorBox, h, heading, table } from "./dom.js";
 import { pauseText, utc } from "./format.js";
 
 // Jobs a plan allows (docs/api.md, Quotas and limits); a collection's quota may lower it.
-const PLAN_JOBS = { Free: 5, Standard: 50, P10Premium: 50, P20Premium: 1000 };
+const PLAN_JOBS = { Free: 5, Standard: 50, P10Premium: 50, P20Premium: 1000, Seconds: 1000 };
 const PLANS = Object.keys(PLAN_JOBS);
 
 export function jobsLink(group, collection) {
