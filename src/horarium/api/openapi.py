@@ -95,6 +95,29 @@ _FAILURE = {
     },
 }
 _COUNT = {"type": "integer", "minimum": 0}
+_OUTCOMES = {
+    "type": "object",
+    "description": "Horarium extension: every job of a collection with its newest history"
+    " entries (at most `count`, 1..20, default 10; newest first; messages cut to 300"
+    " characters), jobs by name.",
+    "properties": {
+        "value": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "name": {"type": "string", "description": "collection/job"},
+                    "outcomes": {
+                        "type": "array",
+                        "items": {"$ref": "#/components/schemas/JobHistoryDefinition"},
+                    },
+                },
+            },
+        }
+    },
+}
+
 _ENGINE = {
     "type": "object",
     "description": "What the scheduler processes sharing the database are doing.",
@@ -117,11 +140,18 @@ _ENGINE = {
         "inFlight": {**_COUNT, "description": "Executions held under a live lease."},
         "dueBacklog": {
             "type": "object",
-            "description": "Work due now that no live lease holds.",
+            "description": "Work due now that no live lease holds, in Enabled collections"
+            " (what the processes have not claimed yet).",
             "properties": {
                 "jobs": _COUNT,
                 "executions": _COUNT,
                 "oldestDueTime": {"type": ["string", "null"], "format": "date-time"},
+                "heldByCollections": {
+                    "type": "object",
+                    "description": "Due work of collections that are not Enabled: no process"
+                    " claims it until the collection is enabled (not counted above).",
+                    "properties": {"jobs": _COUNT, "executions": _COUNT},
+                },
             },
         },
         "eventLoopLag": {
@@ -215,6 +245,7 @@ def azure_schemas() -> dict[str, Any]:
             "nextLink": {"type": ["string", "null"]},
         },
     }
+    schemas["JobOutcomesListResult"] = _OUTCOMES
     schemas["EngineStatus"] = _ENGINE
     add_calendar_schemas(schemas)
     return schemas

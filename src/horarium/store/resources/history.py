@@ -100,3 +100,34 @@ async def subscription_page(
         )
         for row in await conn.execute(query)
     ]
+
+
+@dataclass(frozen=True)
+class JobOutcomes:
+    """A job of a collection and its newest history entries (newest first)."""
+
+    job: str
+    entries: list[HistoryEntry]
+
+
+async def latest_per_job(
+    conn: AsyncConnection, collection_id: int, count: int
+) -> list[JobOutcomes]:
+    """Every job of the collection (by name) with its newest `count` history entries."""
+    j = jobs.c
+    ranked = (
+        select(
+            *ENTRY_COLUMNS,
+            _h.job_id,
+            func.row_number().over(partition_by=_h.job_id, order_by=_h.id.desc()).label("rank"),
+        )
+        .join(jobs, j.id == _h.job_id)
+        .where(j.collection_id == collection_id)
+        .subquery()
+    )
+    newest = select(ranked).where(ranked.c.rank <= count).order_by(ranked.c.job_id, ranked.c.rank)
+    found: dict[int, list[HistoryEntry]] = {}
+    for row in await conn.execute(newest):
+        found.setdefault(row.job_id, []).append(_entry(row))
+    names = select(j.id, j.name).where(j.collection_id == collection_id).order_by(j.name)
+    return [JobOutcomes(name, found.get(job_id, [])) for job_id, name in await conn.execute(names)]
