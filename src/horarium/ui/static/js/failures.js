@@ -27,7 +27,7 @@ export async function failuresPage(view) {
         { title: "Job state", cell: (e) => badge(e.properties.jobState) },
         { title: "Action", cell: (e) => e.properties.actionName },
         { title: "Retry", class: "num", cell: (e) => e.properties.retryCount },
-        { title: "Message", cell: (e) => h("span", { class: "message", title: e.properties.message }, e.properties.message) },
+        { title: "Message", class: "message-cell", cell: (e) => h("span", { class: "message" }, e.properties.message) },
       ], page.value, {
         empty: "No failed, postponed or skipped executions.",
         rowClass: (e) => (String(e.properties.jobState).toLowerCase() === "faulted" ? "faulted" : null),
