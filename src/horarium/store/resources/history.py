@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.history import HistoryEntry
@@ -113,19 +113,41 @@ class JobOutcomes:
 async def latest_per_job(
     conn: AsyncConnection, collection_id: int, count: int
 ) -> list[JobOutcomes]:
-    """Every job of the collection (by name) with its newest `count` history entries."""
+    """Every job of the collection (by name) with its newest `count` history entries, read per
+    job from the (job_id, id) index: `count` index steps a job, however long its history."""
     j = jobs.c
-    ranked = (
-        select(
-            *ENTRY_COLUMNS,
-            _h.job_id,
-            func.row_number().over(partition_by=_h.job_id, order_by=_h.id.desc()).label("rank"),
+    newest: Select[Any]
+    if conn.dialect.name == "postgresql":
+        per_job = (
+            select(*ENTRY_COLUMNS, _h.job_id)
+            .where(_h.job_id == j.id)
+            .order_by(_h.id.desc())
+            .limit(count)
+            .lateral("newest")
         )
-        .join(jobs, j.id == _h.job_id)
-        .where(j.collection_id == collection_id)
-        .subquery()
-    )
-    newest = select(ranked).where(ranked.c.rank <= count).order_by(ranked.c.job_id, ranked.c.rank)
+        newest = (
+            select(per_job)
+            .select_from(jobs)
+            .join(per_job, true())
+            .where(j.collection_id == collection_id)
+            .order_by(per_job.c.job_id, per_job.c.id.desc())
+        )
+    else:  # SQLite has no LATERAL: each job's `count`-th newest id bounds its index range
+        older = job_history.alias("older")
+        nth_newest = (
+            select(older.c.id)
+            .where(older.c.job_id == j.id)
+            .order_by(older.c.id.desc())
+            .limit(1)
+            .offset(count - 1)
+            .scalar_subquery()
+        )
+        newest = (
+            select(*ENTRY_COLUMNS, _h.job_id)
+            .join(jobs, j.id == _h.job_id)
+            .where(j.collection_id == collection_id, _h.id >= func.coalesce(nth_newest, 0))
+            .order_by(_h.job_id, _h.id.desc())
+        )
     found: dict[int, list[HistoryEntry]] = {}
     for row in await conn.execute(newest):
         found.setdefault(row.job_id, []).append(_entry(row))
