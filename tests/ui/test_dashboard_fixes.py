@@ -6,8 +6,11 @@ actions with one confirmation and a result per job. A real Chromium against the 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import pytest
 
 from tests.server_process import ServerProcess
 from tests.ui.ui_support import (
@@ -20,6 +23,16 @@ from tests.ui.ui_support import (
 )
 
 # `server`, `target`, `page` and `api`: tests/ui/conftest.py.
+
+
+@pytest.fixture(autouse=True)
+def no_page_errors(page: Any) -> Iterator[None]:
+    """Every test's page ends without an uncaught script error."""
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield
+    assert not errors, errors
+
 
 WIDE = {"width": 1440, "height": 900}
 NARROW = {"width": 390, "height": 844}
