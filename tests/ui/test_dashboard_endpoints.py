@@ -272,3 +272,34 @@ def test_the_outcomes_read_is_in_the_openapi_document(server: ServerProcess) -> 
     backlog = document["components"]["schemas"]["EngineStatus"]["properties"]["dueBacklog"]
     assert "heldByCollections" in backlog["properties"]
     assert "JobOutcomesListResult" in document["components"]["schemas"]
+
+
+def test_a_failure_says_whether_it_was_the_last_attempt_its_policy_allows(
+    server: ServerProcess,
+) -> None:
+    api = Api(server)
+    name = _name()
+    api.new_collection(name)
+    policies = {
+        "once-more": {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 1},
+        "never": {"retryType": "None"},
+    }
+    for job, policy in policies.items():
+        action = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/x", "method": "GET"}}
+        body = {"properties": {"action": {**action, "retryPolicy": policy}}}
+        assert api.put(api.job(name, job), body).status_code == 201
+    now = datetime.now(UTC)
+    retried = {**_entry("Failed", now, "the retry"), "retry_count": 1}
+    add_history(
+        server,
+        job_id(server, name, "once-more"),
+        [_entry("Failed", now, "the first"), retried, _entry("Postponed", now, "missed")],
+    )
+    add_history(server, job_id(server, name, "never"), [_entry("Failed", now, "only try")])
+
+    entries = {e["properties"]["message"]: e["properties"] for e in
+               api.get(api.failures()).json()["value"]}  # fmt: skip
+    assert entries["the first"]["finalAttempt"] is False
+    assert entries["the retry"]["finalAttempt"] is True
+    assert entries["only try"]["finalAttempt"] is True
+    assert "finalAttempt" not in entries["missed"]

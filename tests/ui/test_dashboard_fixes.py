@@ -398,6 +398,13 @@ def test_the_lag_chart_leaves_out_retry_waits_colours_bars_and_failures_say_if_f
     expect(rows.filter(has_text="first attempt")).to_contain_text("retry 1 of 1 follows")
     expect(rows.filter(has_text="Completed message")).not_to_contain_text("final")
 
+    # The failures page says the same, from the API's finalAttempt.
+    page.click("#nav a[data-section=failures]")
+    failures = page.locator("#failures tbody tr")
+    expect(failures).to_have_count(2)
+    expect(failures.filter(has_text="the retry")).to_contain_text("final: the execution faulted")
+    expect(failures.filter(has_text="first attempt")).to_contain_text("a retry follows")
+
 
 # -- point 2: the jobs list ------------------------------------------------------------------
 

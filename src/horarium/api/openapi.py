@@ -90,6 +90,12 @@ _FAILURE = {
             "properties": {
                 "jobId": {"type": "string", "description": "The ARM id of the job."},
                 "jobState": {"type": "string", "description": "The job's state now."},
+                "finalAttempt": {
+                    "type": "boolean",
+                    "description": "Failed entries only: the last attempt the job's retry"
+                    " policy (now) allows, so no retry follows (for the main action, the"
+                    " execution faulted).",
+                },
             },
         },
     },

@@ -60,6 +60,7 @@ class SubscriptionEntry:
     collection: str
     job: str
     job_state: str
+    job_definition: dict[str, Any]  # as stored (secrets sealed)
 
 
 async def subscription_page(
@@ -78,6 +79,7 @@ async def subscription_page(
             *ENTRY_COLUMNS,
             j.name.label("job_name"),
             j.state.label("job_state"),
+            j.definition.label("job_definition"),
             c.subscription_id,
             c.resource_group,
             c.name.label("collection_name"),
@@ -97,6 +99,7 @@ async def subscription_page(
             row.collection_name,
             row.job_name,
             row.job_state,
+            row.job_definition,
         )
         for row in await conn.execute(query)
     ]
