@@ -186,3 +186,39 @@ async def test_postgres_without_statistics_claims_without_walking_every_collecti
         await runs.close()
         plan = await plan_of(db, first_select(seen, lambda sql: "next_execution_at" in sql))
         assert "ix_jobs_collection_id_key" not in plan, plan
+
+
+async def test_a_collections_recent_outcomes_read_each_jobs_newest_entries_by_index(
+    db_url: str,
+) -> None:
+    """The dashboard's jobs list (`…/outcomes`): each job's newest entries come from the
+    (job_id, id) index, never a scan of the whole history (a minute job keeps 86,400 rows
+    over the 60 days of retention)."""
+    from horarium.store.core.schema import job_history
+    from horarium.store.resources import history
+
+    async with migrated(db_url) as db:
+        await store_jobs(db, collections=2, per_collection=50, due=0)
+        entry = {"action_name": "MainAction", "status": "Completed", "retry_count": 0}
+        times = {"expected_execution_time": NOW, "start_time": NOW, "end_time": NOW}
+        rows = [
+            {**entry, **times, "job_id": 1 + k % 100, "repeat_count": k, "message": str(k)}
+            for k in range(6000)
+        ]
+        async with db.begin() as conn:
+            await conn.execute(insert(job_history), rows)
+            if db.dialect.name == "postgresql":
+                await conn.execute(text("ANALYZE"))
+        with captured(db) as seen:
+            async with db.connect() as conn:
+                found = await history.latest_per_job(conn, 1, 10)
+        assert len(found) == 50 and all(len(job.entries) == 10 for job in found)
+        first = next(job for job in found if job.job == "job0")
+        # job0 holds every hundredth row: its newest ten, newest first.
+        assert [e.message for e in first.entries] == [str(k) for k in range(5900, 4999, -100)]
+        plan = await plan_of(db, first_select(seen, lambda sql: "job_history" in sql))
+        assert "ix_job_history_job_id_id" in plan, plan
+        if db.dialect.name == "sqlite":  # a range of the index per job, from its tenth newest
+            assert "(job_id=? AND id>?)" in plan, plan
+        else:  # ten index steps per job
+            assert "Limit" in plan and "Seq Scan on job_history" not in plan, plan

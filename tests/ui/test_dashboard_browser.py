@@ -240,7 +240,7 @@ def test_the_failures_and_engine_pages_show_a_failing_job(
 
     page.click("#nav a[data-section=engine]")
     expect(page.locator("h1")).to_have_text("Engine")
-    expect(page.locator("#engine .tile")).to_have_count(4)
+    expect(page.locator("#engine .tile")).to_have_count(5)
     expect(page.locator("#engine svg.chart")).to_be_visible()
     expect(page.locator("#engine .tiles")).to_contain_text("executions in the last hour")
     lag = page.locator("#engine .tile", has_text="event loop lag")

@@ -200,3 +200,106 @@ def test_failures_and_engine_show_skipped_executions(server: ServerProcess) -> N
     keys = ("completed", "failed", "postponed", "skipped")
     grew = {k: _total(status, k) - _total(before, k) for k in keys}
     assert grew == {"completed": 1, "failed": 1, "postponed": 0, "skipped": 1}
+
+
+def test_outcomes_lists_every_job_with_its_newest_entries_in_one_read(
+    server: ServerProcess,
+) -> None:
+    api = Api(server)
+    name = _name()
+    api.new_collection(name)
+    for job in ("busy", "idle"):
+        api.new_job(name, job, f"http://127.0.0.1:9/{job}")
+    now = datetime.now(UTC)
+    long = "x" * 400
+    entries = [_entry("Completed", now, f"run {i}") for i in range(5)]
+    entries += [_entry("Failed", now, long)]
+    add_history(server, job_id(server, name, "busy"), entries)
+    path = api.collection(name) + "/outcomes"
+
+    answer = api.get(path, count=3)
+    assert answer.status_code == 200, answer.text
+    value = answer.json()["value"]
+    assert [j["name"] for j in value] == [f"{name}/busy", f"{name}/idle"]
+    busy, idle = value
+    assert busy["id"] == api.job(name, "busy") and idle["outcomes"] == []
+    newest = [e["properties"] for e in busy["outcomes"]]
+    assert [e.get("status", "Completed") for e in newest] == ["Failed", "Completed", "Completed"]
+    assert [e["message"] for e in newest[1:]] == ["run 4", "run 3"]
+    assert len(newest[0]["message"]) == 300 and newest[0]["message"].endswith("…")
+    # The default is ten entries per job.
+    assert len(api.get(path).json()["value"][0]["outcomes"]) == 6
+
+    for bad in (0, 21):
+        refused = api.get(path, count=bad)
+        assert refused.status_code == 400, refused.text
+        assert "count" in refused.json()["error"]["message"]
+    assert api.get(api.collection(_name()) + "/outcomes").status_code == 404
+    assert Api(server).get(path.replace(api.subscription, "sub-other")).status_code == 404
+
+
+def test_the_backlog_leaves_out_work_a_disabled_collection_holds(server: ServerProcess) -> None:
+    api = Api(server)
+    name = _name()
+    api.new_collection(name)
+    api.new_job(name, "held", "http://127.0.0.1:9/held", recurrence={"frequency": "Hour"})
+    assert api.post(api.collection(name) + "/disable").status_code == 200
+    row = job_id(server, name, "held")
+    before = api.get("/providers/Microsoft.Scheduler/engine").json()["dueBacklog"]
+    now = datetime.now(UTC)
+    add_execution(server, row, kind="scheduled", attempt=1, due_at=now - timedelta(minutes=3))
+
+    after = api.get("/providers/Microsoft.Scheduler/engine").json()["dueBacklog"]
+    assert after["executions"] == before["executions"]
+    assert after["oldestDueTime"] == before["oldestDueTime"]
+    held, was = after["heldByCollections"], before["heldByCollections"]
+    assert held["executions"] == was["executions"] + 1
+    assert held["jobs"] == was["jobs"]
+
+
+def test_the_outcomes_read_is_in_the_openapi_document(server: ServerProcess) -> None:
+    import httpx
+
+    document = httpx.get(server.url("/openapi.json")).json()
+    outcomes = (
+        "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}"
+        "/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/outcomes"
+    )
+    get = document["paths"][outcomes]["get"]
+    assert get["operationId"] == "JobCollections_ListOutcomes"
+    count = next(p for p in get["parameters"] if p["name"] == "count")
+    assert count["schema"]["maximum"] == 20
+    backlog = document["components"]["schemas"]["EngineStatus"]["properties"]["dueBacklog"]
+    assert "heldByCollections" in backlog["properties"]
+    assert "JobOutcomesListResult" in document["components"]["schemas"]
+
+
+def test_a_failure_says_whether_it_was_the_last_attempt_its_policy_allows(
+    server: ServerProcess,
+) -> None:
+    api = Api(server)
+    name = _name()
+    api.new_collection(name)
+    policies = {
+        "once-more": {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 1},
+        "never": {"retryType": "None"},
+    }
+    for job, policy in policies.items():
+        action = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/x", "method": "GET"}}
+        body = {"properties": {"action": {**action, "retryPolicy": policy}}}
+        assert api.put(api.job(name, job), body).status_code == 201
+    now = datetime.now(UTC)
+    retried = {**_entry("Failed", now, "the retry"), "retry_count": 1}
+    add_history(
+        server,
+        job_id(server, name, "once-more"),
+        [_entry("Failed", now, "the first"), retried, _entry("Postponed", now, "missed")],
+    )
+    add_history(server, job_id(server, name, "never"), [_entry("Failed", now, "only try")])
+
+    entries = {e["properties"]["message"]: e["properties"] for e in
+               api.get(api.failures()).json()["value"]}  # fmt: skip
+    assert entries["the first"]["finalAttempt"] is False
+    assert entries["the retry"]["finalAttempt"] is True
+    assert entries["only try"]["finalAttempt"] is True
+    assert "finalAttempt" not in entries["missed"]

@@ -59,6 +59,7 @@ ACTIONS: dict[str, Action] = {
     "Calendars_Delete": Action(f"{_CALENDARS}/delete", Access.WRITE),
     # Horarium's dashboard extensions (horarium.api.dashboard_routes)
     "Failures_List": Action(f"{_JOBS}/history/read", Access.READ),
+    "JobCollections_ListOutcomes": Action(f"{_JOBS}/history/read", Access.READ),
     "Engine_Get": Action("engine/read", Access.READ, every_subscription=True),
 }
 

@@ -1,6 +1,7 @@
 """Horarium's read-only extensions for the web dashboard (`/ui`): a subscription's recent
-failures, and the scheduler processes' activity (only for callers reaching every subscription:
-it spans tenants). Same dependencies as `routes.router`: authorization, then api-version."""
+failures, the newest outcomes of each job of a collection, and the scheduler processes'
+activity (only for callers reaching every subscription: it spans tenants). Same dependencies as
+`routes.router`: authorization, then api-version."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from horarium.api import engine_ops, failures_ops, routes
+from horarium.api import engine_ops, failures_ops, outcomes_ops, routes
 from horarium.api.query import next_link, parse_filter
 from horarium.api.wire import ArmJSONResponse
 from horarium.model.names import PROVIDER, check_subscription
@@ -58,6 +59,29 @@ async def list_failures(
     )
     link = next_link(request, top=top, skip=offset, shown=len(value), more=more)
     return ArmJSONResponse({"value": value, "nextLink": link})
+
+
+@router.get(
+    routes.COLLECTION + "/outcomes",
+    operation_id="JobCollections_ListOutcomes",
+    responses=_ok("JobOutcomesListResult"),
+    response_class=ArmJSONResponse,
+)
+async def list_outcomes(
+    request: Request,
+    name: routes.Collection,
+    count: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=outcomes_ops.MAX_COUNT,
+            description=f"Entries per job, 1..{outcomes_ops.MAX_COUNT}.",
+        ),
+    ] = outcomes_ops.DEFAULT_COUNT,
+) -> Response:
+    """Every job of the collection with its newest `count` history entries (newest first;
+    messages cut to 300 characters): one read for a whole jobs list."""
+    return ArmJSONResponse(await _read(request, lambda c: outcomes_ops.list_all(c, name, count)))
 
 
 @router.get(

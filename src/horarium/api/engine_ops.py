@@ -1,6 +1,7 @@
 """Beyond Azure: what the scheduler processes are doing, read from the database they share:
 executions per minute (history end times), executions in flight per process (leases held), and
-the due backlog (work due now that no process holds). It spans every subscription."""
+the due backlog (work due now that no process holds, apart from what disabled collections
+hold back). It spans every subscription."""
 
 from __future__ import annotations
 
@@ -54,13 +55,16 @@ async def _processes(conn: AsyncConnection, now: datetime) -> list[dict[str, Any
 
 
 async def _backlog(conn: AsyncConnection, now: datetime) -> dict[str, Any]:
-    """Work due now that no live lease holds: what the processes have not claimed yet."""
+    """Work due now that no live lease holds in Enabled collections: what the processes have
+    not claimed yet; and apart, what collections that are not Enabled hold back (no process
+    will claim it until they are enabled)."""
     backlog = await engine_status.due_backlog(conn, now)
     oldest = backlog.oldest_due
     return {
         "jobs": backlog.jobs,
         "executions": backlog.executions,
         "oldestDueTime": datetimes.format_instant(oldest) if oldest is not None else None,
+        "heldByCollections": {"jobs": backlog.held_jobs, "executions": backlog.held_executions},
     }
 
 

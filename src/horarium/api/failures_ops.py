@@ -1,5 +1,6 @@
 """Beyond Azure: a subscription's recent Failed, Postponed and Skipped history entries, across
-its collections, newest first, each with its job's id and state (a Faulted job shows there)."""
+its collections, newest first, each with its job's id and state (a Faulted job shows there) and,
+for a Failed attempt, whether it was the last its retry policy allows (`finalAttempt`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from horarium.model.actions import allowed_retries
 from horarium.model.enums import HistoryStatus
 from horarium.model.history import render_history
 from horarium.model.names import CollectionName
@@ -33,4 +35,15 @@ def _render(found: SubscriptionEntry) -> dict[str, Any]:
     rendered = render_history(job_id, f"{found.collection}/{found.job}", found.entry)
     rendered["properties"]["jobId"] = job_id
     rendered["properties"]["jobState"] = found.job_state
+    if found.entry.status == HistoryStatus.FAILED:
+        rendered["properties"]["finalAttempt"] = _final(found)
     return rendered
+
+
+def _final(found: SubscriptionEntry) -> bool:
+    """Whether a Failed attempt was its action's last under the job's retry policy now: for
+    the main action, the execution faulted; no retry follows either way."""
+    action = found.job_definition.get("action") or {}
+    if found.entry.action_name == "ErrorAction":
+        action = action.get("errorAction") or {}
+    return found.entry.retry_count >= allowed_retries(action.get("retryPolicy"))

@@ -92,11 +92,40 @@ _FAILURE = {
             "properties": {
                 "jobId": {"type": "string", "description": "The ARM id of the job."},
                 "jobState": {"type": "string", "description": "The job's state now."},
+                "finalAttempt": {
+                    "type": "boolean",
+                    "description": "Failed entries only: the last attempt the job's retry"
+                    " policy (now) allows, so no retry follows (for the main action, the"
+                    " execution faulted).",
+                },
             },
         },
     },
 }
 _COUNT = {"type": "integer", "minimum": 0}
+_OUTCOMES = {
+    "type": "object",
+    "description": "Horarium extension: every job of a collection with its newest history"
+    " entries (at most `count`, 1..20, default 10; newest first; messages cut to 300"
+    " characters), jobs by name.",
+    "properties": {
+        "value": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "name": {"type": "string", "description": "collection/job"},
+                    "outcomes": {
+                        "type": "array",
+                        "items": {"$ref": "#/components/schemas/JobHistoryDefinition"},
+                    },
+                },
+            },
+        }
+    },
+}
+
 _ENGINE = {
     "type": "object",
     "description": "What the scheduler processes sharing the database are doing.",
@@ -119,11 +148,18 @@ _ENGINE = {
         "inFlight": {**_COUNT, "description": "Executions held under a live lease."},
         "dueBacklog": {
             "type": "object",
-            "description": "Work due now that no live lease holds.",
+            "description": "Work due now that no live lease holds, in Enabled collections"
+            " (what the processes have not claimed yet).",
             "properties": {
                 "jobs": _COUNT,
                 "executions": _COUNT,
                 "oldestDueTime": {"type": ["string", "null"], "format": "date-time"},
+                "heldByCollections": {
+                    "type": "object",
+                    "description": "Due work of collections that are not Enabled: no process"
+                    " claims it until the collection is enabled (not counted above).",
+                    "properties": {"jobs": _COUNT, "executions": _COUNT},
+                },
             },
         },
         "eventLoopLag": {
@@ -235,6 +271,7 @@ def azure_schemas() -> dict[str, Any]:
             "nextLink": {"type": ["string", "null"]},
         },
     }
+    schemas["JobOutcomesListResult"] = _OUTCOMES
     schemas["EngineStatus"] = _ENGINE
     add_calendar_schemas(schemas)
     return schemas

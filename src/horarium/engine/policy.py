@@ -19,8 +19,8 @@ from horarium.model.actions import (
     DEFAULT_MAX_RETRY_INTERVAL,
     DEFAULT_RETRY_COUNT,
     DEFAULT_RETRY_INTERVAL,
-    MAX_RETRY_COUNT,
     MIN_RETRY_INTERVAL,
+    allowed_retries,
 )
 from horarium.model.durations import read_duration
 from horarium.store.runs.vocabulary import Finish, Phase, Retry, StartErrorAction, Step
@@ -73,8 +73,7 @@ def retry_policy(raw: Mapping[str, Any] | None) -> RetryPolicy:
     kind = str(raw.get("retryType") or "Fixed").lower()
     if kind == "none":
         return RetryPolicy(0, DEFAULT_RETRY_INTERVAL)
-    count = raw.get("retryCount")
-    retries = DEFAULT_RETRY_COUNT if count is None else max(0, min(int(count), MAX_RETRY_COUNT))
+    retries = allowed_retries(raw)
     interval_raw = raw.get("retryInterval")
     interval = DEFAULT_RETRY_INTERVAL
     if interval_raw:

@@ -14,6 +14,7 @@ action (its placeholders: `horarium.model.templates`; the flag covers the error 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -444,6 +445,18 @@ def _parse_brokered(props: dict[str, Any], path: str) -> dict[str, Any]:
             raise BadRequest(f"{path}.timeToLive: must be longer than zero")
         out["timeToLive"] = format_timespan(duration)
     return out
+
+
+def allowed_retries(policy: Mapping[str, Any] | None) -> int:
+    """The retries a (canonical) retryPolicy allows after a failed first attempt: none for
+    retryType None; its retryCount (clamped to 0..MAX_RETRY_COUNT), DEFAULT_RETRY_COUNT
+    without one or without a policy."""
+    if policy is None:
+        return DEFAULT_RETRY_COUNT
+    if str(policy.get("retryType") or "Fixed").lower() == "none":
+        return 0
+    count = policy.get("retryCount")
+    return DEFAULT_RETRY_COUNT if count is None else max(0, min(int(count), MAX_RETRY_COUNT))
 
 
 def _parse_retry(retry: dict[str, Any], path: str) -> dict[str, Any]:

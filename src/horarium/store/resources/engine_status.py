@@ -11,8 +11,8 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
-from horarium.model.enums import JobState
-from horarium.store.core.schema import job_executions, job_history, jobs, nodes
+from horarium.model.enums import CollectionState, JobState
+from horarium.store.core.schema import job_collections, job_executions, job_history, jobs, nodes
 
 MINUTE_TEXT = "%Y-%m-%d %H:%M"  # how `ended_per_minute` spells a minute
 
@@ -75,25 +75,50 @@ async def lease_holders(conn: AsyncConnection, now: datetime) -> list[Holder]:
 
 @dataclass(frozen=True)
 class Backlog:
-    """Work due that no live lease holds."""
+    """Work due that no live lease holds, in Enabled collections (a process may claim it),
+    and how much more is held by collections that are not Enabled (no process claims it)."""
 
     jobs: int
     executions: int
     oldest_due: datetime | None
+    held_jobs: int
+    held_executions: int
 
 
 async def due_backlog(conn: AsyncConnection, now: datetime) -> Backlog:
-    j, e = jobs.c, job_executions.c
-    due_jobs = select(func.count(), func.min(j.next_execution_at)).where(
-        j.next_execution_at <= now,
-        j.state == JobState.ENABLED,
-        or_(j.lease_owner.is_(None), j.lease_expires_at <= now),
+    j, e, c = jobs.c, job_executions.c, job_collections.c
+    enabled = (c.state == CollectionState.ENABLED).label("enabled")
+    due_jobs = (
+        select(enabled, func.count(), func.min(j.next_execution_at))
+        .join(job_collections, c.id == j.collection_id)
+        .where(
+            j.next_execution_at <= now,
+            j.state == JobState.ENABLED,
+            or_(j.lease_owner.is_(None), j.lease_expires_at <= now),
+        )
+        .group_by(enabled)
     )
-    due_runs = select(func.count(), func.min(e.due_at)).where(e.due_at <= now)
-    jobs_due, jobs_oldest = (await conn.execute(due_jobs)).one()
-    runs_due, runs_oldest = (await conn.execute(due_runs)).one()
-    oldest = min((t for t in (jobs_oldest, runs_oldest) if t is not None), default=None)
-    return Backlog(int(jobs_due), int(runs_due), oldest)
+    due_runs = (
+        select(enabled, func.count(), func.min(e.due_at))
+        .join(jobs, j.id == e.job_id)
+        .join(job_collections, c.id == j.collection_id)
+        .where(e.due_at <= now)
+        .group_by(enabled)
+    )
+    counts: dict[tuple[str, bool], int] = {}
+    oldest: datetime | None = None
+    for kind, query in (("jobs", due_jobs), ("runs", due_runs)):
+        for claimable, count, first in await conn.execute(query):
+            counts[kind, bool(claimable)] = int(count)
+            if claimable and first is not None:
+                oldest = first if oldest is None else min(oldest, first)
+    return Backlog(
+        counts.get(("jobs", True), 0),
+        counts.get(("runs", True), 0),
+        oldest,
+        counts.get(("jobs", False), 0),
+        counts.get(("runs", False), 0),
+    )
 
 
 @dataclass(frozen=True)

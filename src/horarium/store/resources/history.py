@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.history import HistoryEntry
@@ -60,6 +60,7 @@ class SubscriptionEntry:
     collection: str
     job: str
     job_state: str
+    job_definition: dict[str, Any]  # as stored (secrets sealed)
 
 
 async def subscription_page(
@@ -78,6 +79,7 @@ async def subscription_page(
             *ENTRY_COLUMNS,
             j.name.label("job_name"),
             j.state.label("job_state"),
+            j.definition.label("job_definition"),
             c.subscription_id,
             c.resource_group,
             c.name.label("collection_name"),
@@ -97,6 +99,60 @@ async def subscription_page(
             row.collection_name,
             row.job_name,
             row.job_state,
+            row.job_definition,
         )
         for row in await conn.execute(query)
     ]
+
+
+@dataclass(frozen=True)
+class JobOutcomes:
+    """A job of a collection and its newest history entries (newest first)."""
+
+    job: str
+    entries: list[HistoryEntry]
+
+
+async def latest_per_job(
+    conn: AsyncConnection, collection_id: int, count: int
+) -> list[JobOutcomes]:
+    """Every job of the collection (by name) with its newest `count` history entries, read per
+    job from the (job_id, id) index: `count` index steps a job, however long its history."""
+    j = jobs.c
+    newest: Select[Any]
+    if conn.dialect.name == "postgresql":
+        per_job = (
+            select(*ENTRY_COLUMNS, _h.job_id)
+            .where(_h.job_id == j.id)
+            .order_by(_h.id.desc())
+            .limit(count)
+            .lateral("newest")
+        )
+        newest = (
+            select(per_job)
+            .select_from(jobs)
+            .join(per_job, true())
+            .where(j.collection_id == collection_id)
+            .order_by(per_job.c.job_id, per_job.c.id.desc())
+        )
+    else:  # SQLite has no LATERAL: each job's `count`-th newest id bounds its index range
+        older = job_history.alias("older")
+        nth_newest = (
+            select(older.c.id)
+            .where(older.c.job_id == j.id)
+            .order_by(older.c.id.desc())
+            .limit(1)
+            .offset(count - 1)
+            .scalar_subquery()
+        )
+        newest = (
+            select(*ENTRY_COLUMNS, _h.job_id)
+            .join(jobs, j.id == _h.job_id)
+            .where(j.collection_id == collection_id, _h.id >= func.coalesce(nth_newest, 0))
+            .order_by(_h.job_id, _h.id.desc())
+        )
+    found: dict[int, list[HistoryEntry]] = {}
+    for row in await conn.execute(newest):
+        found.setdefault(row.job_id, []).append(_entry(row))
+    names = select(j.id, j.name).where(j.collection_id == collection_id).order_by(j.name)
+    return [JobOutcomes(name, found.get(job_id, [])) for job_id, name in await conn.execute(names)]

@@ -20,12 +20,13 @@ export const session = {
   },
 };
 
-/** An ARM error answer: status, code and the API's own message. */
+/** An ARM error answer: status, code, the API's own message, and the whole answer (`body`). */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, body = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.body = body;
   }
 }
 
@@ -63,7 +64,7 @@ export async function call(method, path, { query = {}, body, token } = {}) {
     session.signOut();
     window.dispatchEvent(new CustomEvent("horarium:signed-out", { detail: error.message }));
   }
-  throw new ApiError(response.status, error.code, error.message);
+  throw new ApiError(response.status, error.code, error.message, data);
 }
 
 /** Every entry of a paged list, $top at a time; `progress(entries)` after each page. */
@@ -97,6 +98,7 @@ export const paths = {
   job: (group, collection, name) => `${paths.collection(group, collection)}/jobs/${enc(name)}`,
   failures: () => `/subscriptions/${enc(session.subscription)}/providers/${PROVIDER}/failures`,
   engine: () => `/providers/${PROVIDER}/engine`,
+  outcomes: (group, collection) => `${paths.collection(group, collection)}/outcomes`,
 };
 
 /** {subscription, group, collection, job} of an ARM id. */

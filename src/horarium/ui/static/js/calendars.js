@@ -1,7 +1,7 @@
 // Exclusion calendars of a collection (read-only): a card on the collection's jobs page (what
 // each excludes, which jobs list it) and a page per calendar with its content.
 import { call, listAll, paths } from "./api.js";
-import { errorBox, h, heading, table } from "./dom.js";
+import { add, errorBox, h, heading, table } from "./dom.js";
 
 const enc = encodeURIComponent;
 const shortName = (resource) => resource.name.split("/").at(-1);
@@ -84,7 +84,7 @@ export async function calendarPage(view, [group, collection, name]) {
   const ranges = props.ranges?.length
     ? table([{ title: "Start", cell: (r) => r.start }, { title: "End (exclusive)", cell: (r) => r.end }], props.ranges, { compact: true })
     : "—";
-  view.append(
+  add(view, [
     h("p", { class: "crumbs" },
       h("a", { href: "#/collections" }, "Collections"), " / ",
       h("a", { href: `#/jobs/${enc(group)}/${enc(collection)}` }, `${group} / ${collection}`), " / calendars"),
@@ -104,5 +104,5 @@ export async function calendarPage(view, [group, collection, name]) {
       : null,
     h("details", { class: "card" }, h("summary", {}, "Definition (JSON)"),
       h("pre", { class: "json", id: "calendar-definition" }, JSON.stringify(calendar, null, 2))),
-  );
+  ]);
 }

@@ -59,10 +59,12 @@ export function errorBox(error) {
   return h("div", { class: "error-box", role: "alert" }, code + error.message);
 }
 
-/** Asks for confirmation in the page's <dialog>; resolves to true when confirmed. */
-export function confirmAction(text, okLabel = "Confirm") {
+/** Asks for confirmation in the page's <dialog>, listing `items` (what will change) under
+ *  `text`; resolves to true when confirmed. */
+export function confirmAction(text, okLabel = "Confirm", items = []) {
   const dialog = document.getElementById("confirm");
   document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-list").replaceChildren(...items.map((item) => h("li", {}, item)));
   document.getElementById("confirm-ok").textContent = okLabel;
   dialog.returnValue = "";
   dialog.showModal();

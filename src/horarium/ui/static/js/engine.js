@@ -1,5 +1,6 @@
 // The scheduler processes sharing the database (Horarium's GET /providers/Microsoft.Scheduler/
-// engine; it spans every subscription, so it needs a key for all of them).
+// engine; it spans every subscription, so it needs a key for all of them), and whether any is
+// alive (the live nodes of /readyz?verbose: their heartbeats).
 import { call, paths } from "./api.js";
 import { barChart } from "./chart.js";
 import { errorBox, h, heading, table } from "./dom.js";
@@ -7,9 +8,34 @@ import { duration, parseTime, utc } from "./format.js";
 
 const REFRESH_MS = 5000;
 
-function tile(label, value, detail) {
-  return h("div", { class: "tile" }, h("div", { class: "tile-value" }, value), h("div", { class: "tile-label" }, label),
+function tile(label, value, detail, id) {
+  return h("div", { class: "tile", id }, h("div", { class: "tile-value" }, value), h("div", { class: "tile-label" }, label),
     detail ? h("div", { class: "muted small" }, detail) : null);
+}
+
+/** The scheduler nodes whose heartbeat is recent (/readyz?verbose), or the reason they are not
+ *  known: {nodes} | {problem}. A 503 (not ready) still carries the node's view. */
+async function liveNodes() {
+  let answer;
+  try {
+    answer = await call("GET", "/readyz", { query: { verbose: "1" } });
+  } catch (e) {
+    if (e.status !== 503 || !e.body?.node) return { problem: e.message };
+    answer = e.body;
+  }
+  const nodes = answer.node?.liveNodes;
+  return nodes ? { nodes, notReady: answer.error?.message } : { problem: "the database could not be read" };
+}
+
+function schedulerTile(seen) {
+  const id = "scheduler-alive";
+  if (seen.problem) return tile("scheduler", "unknown", seen.problem, id);
+  const beats = seen.nodes.map((n) => n.lastBeatAgeSeconds ?? 0);
+  if (!seen.nodes.length) {
+    return tile("scheduler", "none alive", "No scheduler process has a recent heartbeat: nothing runs.", id);
+  }
+  const latest = `latest heartbeat ${duration(Math.min(...beats) * 1000)} ago`;
+  return tile("scheduler", "alive", `${seen.nodes.length} process(es) beating; ${latest}${seen.notReady ? `. ${seen.notReady}` : ""}`, id);
 }
 
 export async function enginePage(view) {
@@ -18,8 +44,9 @@ export async function enginePage(view) {
 
   async function load() {
     let status;
+    let seen;
     try {
-      status = await call("GET", paths.engine());
+      [status, seen] = await Promise.all([call("GET", paths.engine()), liveNodes()]);
     } catch (e) {
       if (e.status === 403) {
         body.replaceChildren(errorBox(e), h("p", { class: "muted" },
@@ -32,6 +59,9 @@ export async function enginePage(view) {
     const total = perMinute.reduce((n, m) => n + m.completed + m.failed + m.postponed + (m.skipped ?? 0), 0);
     const backlog = status.dueBacklog;
     const oldest = backlog.oldestDueTime ? `oldest due ${duration(parseTime(status.time) - parseTime(backlog.oldestDueTime))} ago` : "nothing waiting";
+    // Due work of collections that are not Enabled waits for them, not for a process.
+    const heldBack = (backlog.heldByCollections?.jobs ?? 0) + (backlog.heldByCollections?.executions ?? 0);
+    const backlogDetail = heldBack ? `${oldest}; ${heldBack} more held by disabled collections (not counted)` : oldest;
     const lastMinute = perMinute.at(-2) ?? perMinute.at(-1);
     const rows = perMinute.map((m) => ({
       label: utc(m.minute).slice(11, 16),
@@ -44,8 +74,9 @@ export async function enginePage(view) {
     }));
     body.replaceChildren(
       h("div", { class: "tiles" },
+        schedulerTile(seen),
         tile("in flight", String(status.inFlight), `${status.processes.length} process(es) holding work`),
-        tile("due backlog", String(backlog.jobs + backlog.executions), oldest),
+        tile("due backlog", String(backlog.jobs + backlog.executions), backlogDetail, "due-backlog"),
         tile("event loop lag", `${Math.round((status.eventLoopLag ?? 0) * 1000)} ms`,
           "worst of the last 10 s in the process answering"),
         tile("executions in the last hour", String(total),

@@ -1,11 +1,22 @@
 // Recent Failed, Postponed and Skipped executions of the subscription, across its collections
-// (Horarium's GET …/providers/Microsoft.Scheduler/failures), with each job's state now.
+// (Horarium's GET …/providers/Microsoft.Scheduler/failures), with each job's state now and, for a
+// failure, whether a retry follows.
 import { call, parseId, paths } from "./api.js";
 import { badge, h, heading, pager, table } from "./dom.js";
 import { utc } from "./format.js";
 import { jobLink } from "./joblist.js";
 
 const PAGE = 50;
+
+/** For a Failed attempt: whether a retry follows or it was the last (the API's finalAttempt). */
+function fate(entry) {
+  const final = entry.properties.finalAttempt;
+  if (final === undefined) return null;
+  const main = entry.properties.actionName !== "ErrorAction";
+  return final
+    ? h("span", { class: "fate final" }, main ? "final: the execution faulted" : "final: the error action failed")
+    : h("span", { class: "fate retried" }, "a retry follows");
+}
 
 export async function failuresPage(view) {
   const state = { status: "", offset: 0 };
@@ -23,11 +34,11 @@ export async function failuresPage(view) {
       table([
         { title: "When (UTC)", cell: (e) => utc(e.properties.endTime ?? e.properties.startTime ?? e.properties.expectedExecutionTime) },
         { title: "Job", cell: job },
-        { title: "Status", cell: (e) => badge(e.properties.status) },
+        { title: "Status", class: "wrap", cell: (e) => [badge(e.properties.status), fate(e)] },
         { title: "Job state", cell: (e) => badge(e.properties.jobState) },
         { title: "Action", cell: (e) => e.properties.actionName },
         { title: "Retry", class: "num", cell: (e) => e.properties.retryCount },
-        { title: "Message", cell: (e) => h("span", { class: "message", title: e.properties.message }, e.properties.message) },
+        { title: "Message", class: "message-cell", cell: (e) => h("span", { class: "message" }, e.properties.message) },
       ], page.value, {
         empty: "No failed, postponed or skipped executions.",
         rowClass: (e) => (String(e.properties.jobState).toLowerCase() === "faulted" ? "faulted" : null),

@@ -128,7 +128,9 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
 
   let timer = null;
   let asked = 0;
+  let touched = editing; // a new job's empty form shows no error before the user changes it
   function schedulePreview() {
+    touched = true;
     clearTimeout(timer);
     preview.classList.add("busy");
     timer = setTimeout(runPreview, DEBOUNCE_MS);
@@ -159,16 +161,28 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
     preview.dataset.version = String(Number(preview.dataset.version) + 1);
     clearErrors();
     const title = h("h2", {}, "Next executions");
+    if (error && !touched) {
+      preview.replaceChildren(title, h("p", { class: "muted", id: "preview-hint" }, "Fill in the form to see the next executions."));
+      return;
+    }
     if (error) {
       showError(error);
       preview.replaceChildren(title, h("p", { class: "preview-error", id: "preview-error" }, error.message));
       return;
     }
-    const rows = executions.map((e) => h("li", { class: "preview-row" },
-      h("span", { class: "utc" }, `${utc(e.executionTime)} UTC`),
-      h("span", { class: "local" }, `${wallClock(e.localTime)} ${e.timeZone === "UTC" ? "" : `(${e.timeZone}, UTC${e.utcOffset})`}`),
-      e.movedBySpringForward ? h("span", { class: "dst" }, `moved: ${wallClock(e.scheduledLocalTime)} does not exist`) : null,
-      e.mergedByFallBack ? h("span", { class: "dst" }, "fall back: runs once") : null));
+    // Executions a calendar skips are listed, unnumbered: they do not run, nor count.
+    let ordinal = 0;
+    const local = (e) => `${wallClock(e.localTime)} ${e.timeZone === "UTC" ? "" : `(${e.timeZone}, UTC${e.utcOffset})`}`;
+    const rows = executions.map((e) => (e.skippedByCalendar
+      ? h("li", { class: "preview-row calendar-skipped-row" },
+        h("span", { class: "skipped-time" }, `${utc(e.executionTime)} UTC`),
+        h("span", { class: "calendar-skipped" }, `skipped: excluded by ${e.skippedByCalendar}`))
+      : h("li", { class: "preview-row", value: ++ordinal },
+        h("span", { class: "utc" }, `${utc(e.executionTime)} UTC`),
+        h("span", { class: "local" }, local(e)),
+        e.movedByCalendar ? h("span", { class: "calendar-moved" }, `moved by ${e.movedByCalendar}`) : null,
+        e.movedBySpringForward ? h("span", { class: "dst" }, `moved: ${wallClock(e.scheduledLocalTime)} does not exist`) : null,
+        e.mergedByFallBack ? h("span", { class: "dst" }, "fall back: runs once") : null)));
     replace(preview, title, policy ? policyLine(policy) : null, rows.length
       ? h("ol", { id: "preview-list" }, rows)
       : h("p", { class: "muted" }, "It would not run (the series is over)."));

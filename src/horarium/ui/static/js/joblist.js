@@ -1,12 +1,16 @@
-// The jobs of a collection: state filter (by the API), name filter, sorting and paging (here,
-// over every job of the collection: a collection holds at most 1,000), last result per row;
-// below them, the collection's exclusion calendars.
+// The jobs of a collection: its failing and faulted jobs on top, then every job with a state
+// filter (by the API), name filter, sorting and paging (here, over every job of the
+// collection: a collection holds at most 1,000), each job's recent outcomes (one read for the
+// whole collection), row selection for bulk actions; below them, the exclusion calendars.
 import { call, eachLimited, listAll, paths } from "./api.js";
+import { bulkBar } from "./bulk.js";
 import { calendarsCard } from "./calendars.js";
-import { badge, h, heading, pager, table } from "./dom.js";
+import { add, badge, h, heading, pager, table } from "./dom.js";
+import { outcomeStrip, statusOf } from "./outcomes.js";
 import { inZone, parseTime, pauseText, relative, schedule, utc, wallClock } from "./format.js";
 
 const PAGE = 50;
+const OUTCOMES = 10; // the strip's length: the newest outcomes of each job
 const STATES = ["", "Enabled", "Disabled", "Faulted", "Completed"];
 
 /** A paused collection's or job's banner: until when, why, and `then`; nothing without one. */
@@ -33,9 +37,12 @@ export async function jobsPage(view, [group, collection]) {
   const base = paths.collection(group, collection);
   const info = await call("GET", base);
   const state = { filter: "", name: "", sort: "name", descending: false, offset: 0, jobs: [], loading: true };
-  const lastResult = new Map(); // job name -> history entry (or null)
+  const outcomes = new Map(); // job name (lower case) -> its newest history entries
+  const selected = new Set(); // job names (lower case) ticked for bulk actions
+  const zoneAsked = new Set(); // job names whose local next run was asked of …/upcoming
   const localNext = new Map(); // job name -> local time text from …/upcoming
   const list = h("div", { id: "jobs-list" });
+  const attention = h("section", { class: "card attention", id: "attention", hidden: true });
   const count = h("span", { class: "muted", id: "jobs-count" });
 
   const shortName = (j) => j.name.split("/").at(-1);
@@ -47,23 +54,31 @@ export async function jobsPage(view, [group, collection]) {
     if (!zone) return h("span", { class: "muted" }, "UTC");
     return inZone(next, zone) ?? localNext.get(shortName(j)) ?? h("span", { class: "muted" }, "…");
   };
-  const result = (j) => {
-    const entry = lastResult.get(shortName(j));
-    if (entry === undefined) return h("span", { class: "muted" }, "…");
-    if (entry === null) return h("span", { class: "muted" }, "never ran");
-    return h("span", { title: entry.properties.message }, badge(entry.properties.status ?? "Completed"));
+  const key = (j) => shortName(j).toLowerCase();
+  const strip = (j) => {
+    const entries = outcomes.get(key(j));
+    return entries === undefined ? h("span", { class: "muted" }, "…") : outcomeStrip(entries, j.properties);
   };
+  const tick = (j) => h("input", {
+    type: "checkbox", class: "select-job", "aria-label": `Select ${shortName(j)}`, checked: selected.has(key(j)),
+    onchange: (event) => {
+      if (event.target.checked) selected.add(key(j));
+      else selected.delete(key(j));
+      bulk.update();
+    },
+  });
   const columns = [
+    { title: "", class: "select", cell: tick },
     { title: "Name", sort: "name", cell: link },
     { title: "State", sort: "state", cell: (j) => badge(j.properties?.state) },
     { title: "Schedule", class: "wrap small", cell: (j) => schedule(j.properties) },
-    { title: "Next run (UTC)", sort: "next", cell: (j) => {
+    { title: `Last ${OUTCOMES} outcomes`, cell: strip },
+    { title: "Next run (UTC)", sort: "next", class: "when", cell: (j) => {
       const next = j.properties?.status?.nextExecutionTime;
       return next ? h("span", { title: relative(next) }, utc(next)) : "—";
     } },
-    { title: "Next run (local)", cell: nextLocal },
-    { title: "Last run (UTC)", sort: "last", cell: (j) => utc(j.properties?.status?.lastExecutionTime) },
-    { title: "Last result", cell: result },
+    { title: "Next run (local)", class: "when", cell: nextLocal },
+    { title: "Last run (UTC)", sort: "last", class: "when", cell: (j) => utc(j.properties?.status?.lastExecutionTime) },
     { title: "Runs", sort: "executions", class: "num", cell: (j) => j.properties?.status?.executionCount ?? 0 },
     { title: "Failures", sort: "failures", class: "num", cell: (j) => j.properties?.status?.failureCount ?? 0 },
     { title: "Faulted", sort: "faulted", class: "num", cell: (j) => j.properties?.status?.faultedCount ?? 0 },
@@ -93,28 +108,72 @@ export async function jobsPage(view, [group, collection]) {
     };
     const more = state.offset + PAGE < all.length;
     const go = (offset) => { state.offset = offset; draw(); };
+    const everyTicked = page.length > 0 && page.every((j) => selected.has(key(j)));
+    const tickPage = h("label", { class: "select-page" }, h("input", {
+      type: "checkbox", id: "select-page", checked: everyTicked,
+      onchange: (event) => {
+        for (const j of page) {
+          if (event.target.checked) selected.add(key(j));
+          else selected.delete(key(j));
+        }
+        bulk.update();
+        draw();
+      },
+    }), " select the jobs of this page");
     list.replaceChildren(
+      tickPage,
       table(columns, page, { sorting, compact: true, empty: state.loading ? "Loading…" : "No jobs match." }),
       pager({ offset: state.offset, size: PAGE, shown: page.length, total: all.length, more, go }),
     );
     fillRows(page);
   }
 
-  // The last result (and, for zones the browser cannot convert, the local next run) of the
-  // rows on screen: one small call each, once.
+  // Failing jobs (their latest outcome a failure) and Faulted ones, on top of the page.
+  function drawAttention() {
+    const faulted = (j) => String(j.properties?.state).toLowerCase() === "faulted";
+    const failing = (j) => {
+      const latest = outcomes.get(key(j))?.[0];
+      return latest !== undefined && statusOf(latest) === "failed";
+    };
+    const found = state.jobs.filter((j) => faulted(j) || failing(j))
+      .sort((a, b) => Number(faulted(b)) - Number(faulted(a)) || key(a).localeCompare(key(b)));
+    attention.hidden = found.length === 0;
+    attention.replaceChildren(
+      h("h2", {}, `Failing and faulted jobs (${found.length})`),
+      table([
+        { title: "Job", cell: link },
+        { title: "", cell: (j) => (faulted(j) ? badge("Faulted") : badge("Failing")) },
+        { title: `Last ${OUTCOMES} outcomes`, cell: strip },
+        { title: "Latest message", class: "wrap", cell: (j) => outcomes.get(key(j))?.[0]?.properties.message ?? "—" },
+      ], found, { compact: true, rowClass: (j) => (faulted(j) ? "faulted" : "failing") }),
+    );
+  }
+
+  // The newest outcomes of every job: one read for the whole collection.
+  async function loadOutcomes() {
+    const found = await call("GET", paths.outcomes(group, collection), { query: { count: OUTCOMES } })
+      .catch((e) => { if (e.status === 401) throw e; return { value: [] }; });
+    outcomes.clear();
+    for (const job of found.value) outcomes.set(job.name.split("/").at(-1).toLowerCase(), job.outcomes);
+    for (const j of state.jobs) if (!outcomes.has(key(j))) outcomes.set(key(j), []);
+    drawAttention();
+    redraw();
+  }
+
+  // For zones the browser cannot convert (Windows names): the local next run of the rows on
+  // screen, one small call each, once.
   async function fillRows(page) {
-    const todo = page.filter((j) => !lastResult.has(shortName(j)));
-    for (const j of todo) lastResult.set(shortName(j), undefined);
+    const todo = page.filter((j) => {
+      const zone = j.properties?.recurrence?.timeZone;
+      const next = j.properties?.status?.nextExecutionTime;
+      return zone && next && !inZone(next, zone) && !zoneAsked.has(key(j));
+    });
+    for (const j of todo) zoneAsked.add(key(j));
     await eachLimited(todo, 6, async (j) => {
       const path = paths.job(group, collection, shortName(j));
-      const history = await call("GET", `${path}/history`, { query: { $top: 1 } }).catch(() => ({ value: [] }));
-      lastResult.set(shortName(j), history.value[0] ?? null);
-      const zone = j.properties?.recurrence?.timeZone;
-      if (zone && j.properties?.status?.nextExecutionTime && !inZone(j.properties.status.nextExecutionTime, zone)) {
-        const next = await call("GET", `${path}/upcoming`, { query: { count: 1 } }).catch(() => ({ value: [] }));
-        const first = next.value[0];
-        if (first) localNext.set(shortName(j), `${wallClock(first.localTime)} (UTC${first.utcOffset})`);
-      }
+      const next = await call("GET", `${path}/upcoming`, { query: { count: 1 } }).catch(() => ({ value: [] }));
+      const first = next.value[0];
+      if (first) localNext.set(shortName(j), `${wallClock(first.localTime)} (UTC${first.utcOffset})`);
     });
     if (todo.length && list.isConnected) redraw();
   }
@@ -130,26 +189,39 @@ export async function jobsPage(view, [group, collection]) {
     state.jobs = [];
     draw();
     const query = state.filter ? { $filter: `state eq ${state.filter}` } : {};
-    state.jobs = await listAll(`${base}/jobs`, { query, progress: (jobs) => { state.jobs = [...jobs]; redraw(); } });
+    const [jobs] = await Promise.all([
+      listAll(`${base}/jobs`, { query, progress: (found) => { state.jobs = [...found]; redraw(); } }),
+      loadOutcomes(),
+    ]);
+    state.jobs = jobs;
     state.loading = false;
+    for (const name of [...selected]) if (!jobs.some((j) => key(j) === name)) selected.delete(name);
+    for (const j of jobs) if (!outcomes.has(key(j))) outcomes.set(key(j), []);
+    drawAttention();
+    bulk.update();
     draw();
   }
+
+  const bulk = bulkBar(group, collection, () => state.jobs.filter((j) => selected.has(key(j))), () => load());
 
   const filter = h("select", { id: "jobs-state", onchange: () => { state.filter = filter.value; state.offset = 0; load(); } },
     STATES.map((s) => h("option", { value: s }, s || "Any state")));
   const name = h("input", { id: "jobs-name", type: "search", placeholder: "Filter by name",
     oninput: () => { state.name = name.value; state.offset = 0; draw(); } });
 
-  view.append(
+  add(view, [
     h("p", { class: "crumbs" }, h("a", { href: "#/collections" }, "Collections"), " / ", `${group} / ${collection}`),
     heading(collection,
       badge(info.properties?.state),
       h("span", { class: "muted" }, info.properties?.sku?.name ?? ""),
       h("a", { class: "button primary", id: "new-job", href: `#/new/${encodeURIComponent(group)}/${encodeURIComponent(collection)}` }, "New job")),
     pauseNote(info.properties?.pause, "collection-pause", "None of its jobs runs until then."),
+    attention,
     h("div", { class: "toolbar" }, filter, name, count),
+    bulk.element,
+    bulk.results,
     list,
     calendarsCard(group, collection),
-  );
+  ]);
   await load();
 }
