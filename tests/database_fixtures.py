@@ -13,17 +13,18 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.store.core.db import create_engine, migrate
 from horarium.store.core.sealing import Keyring
+from tests.migrated_databases import migrated_pg_database, migrated_sqlite_file
 from tests.server_process import DATABASES
-from tests.support import fresh_pg_database
 
 
 @pytest.fixture(params=DATABASES)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The same test on a SQLite file and on a fresh PostgreSQL database."""
+    """The same test on a SQLite file and on a fresh PostgreSQL database, both already migrated
+    (`tests.migrated_databases`)."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'h.sqlite3'}"
+        yield migrated_sqlite_file(tmp_path / "h.sqlite3")
     else:
-        with fresh_pg_database() as url:
+        with migrated_pg_database() as url:
             yield url
 
 

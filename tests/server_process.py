@@ -33,7 +33,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support import free_port, fresh_pg_database
+from tests.migrated_databases import migrated_pg_database, place_sqlite_database
+from tests.support import free_port
 
 STARTUP_SECONDS = 60.0
 PORT_TRIES = 3
@@ -237,13 +238,15 @@ def serving(
     env: Mapping[str, str] | None = None,
     args: Sequence[str] = (),
 ) -> Iterator[ServerProcess]:
-    """`running_server` on "sqlite" (a file in `workdir`) or "postgres" (a fresh database)."""
+    """`running_server` on "sqlite" (a file in `workdir`) or "postgres" (a fresh database),
+    either already migrated (`tests.migrated_databases`)."""
     if database == "postgres":
         with (
-            fresh_pg_database() as url,
+            migrated_pg_database() as url,
             running_server(workdir, database=url, engine=engine, env=env, args=args) as server,
         ):
             yield server
     else:
+        place_sqlite_database(workdir / "data")
         with running_server(workdir, engine=engine, env=env, args=args) as server:
             yield server

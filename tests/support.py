@@ -64,7 +64,7 @@ def _postgres_problem() -> str | None:
         await conn.close()
 
     try:
-        _run_apart(login)
+        run_apart(login)
     except Exception as exc:
         shown = PG_ADMIN_URL.split("@")[-1]
         return (
@@ -90,7 +90,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _admin_execute(sql: str) -> None:
+def admin_execute(sql: str) -> None:
     """Run one statement on the admin database with asyncpg (CREATE/DROP DATABASE)."""
 
     import asyncpg
@@ -102,10 +102,28 @@ def _admin_execute(sql: str) -> None:
         finally:
             await conn.close()
 
-    _run_apart(run)
+    run_apart(run)
 
 
-def _run_apart(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+def admin_fetch(sql: str, *args: Any) -> list[Any]:
+    """The rows of one query on the admin database."""
+
+    import asyncpg
+
+    rows: list[Any] = []
+
+    async def run() -> None:
+        conn = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            rows.extend(await conn.fetch(sql, *args))
+        finally:
+            await conn.close()
+
+    run_apart(run)
+    return rows
+
+
+def run_apart(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """`asyncio.run(work())` on a thread of its own, so that it also works when called from a
     test or fixture that runs in an event loop."""
     import asyncio
@@ -118,20 +136,22 @@ def _run_apart(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
 def drop_pg_database(url: str) -> None:
     """Drop the database of `url` now, closing its connections (a server using it loses it)."""
     name = url.rsplit("/", 1)[1]
-    _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager
-def fresh_pg_database() -> Iterator[str]:
-    """A new, empty PostgreSQL database for one test (or module); dropped afterwards."""
+def fresh_pg_database(template: str | None = None) -> Iterator[str]:
+    """A new PostgreSQL database for one test (or module), dropped afterwards: empty, or a copy
+    of the database `template` (`tests.migrated_databases.postgres_template`)."""
     require_postgres()
     name = f"horarium_{uuid.uuid4().hex[:12]}"
-    _admin_execute(f'CREATE DATABASE "{name}"')
+    copied = f' TEMPLATE "{template}"' if template else ""
+    admin_execute(f'CREATE DATABASE "{name}"{copied}')
     base = PG_ADMIN_URL.rsplit("/", 1)[0]
     try:
         yield f"{base}/{name}"
     finally:
-        _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def hour_with_room(room: timedelta = timedelta(minutes=2)) -> datetime:

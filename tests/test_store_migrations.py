@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, inspect
+from sqlalchemy import create_engine as sa_create_engine
 
-from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.db import MIGRATIONS, create_engine, migrate
+from horarium.store.core.revisions import REVISION, head_revision, known_revisions
 from tests.support import fresh_pg_database
+
+
+def _alembic_config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
 
 
 async def _tables(url: str) -> set[str]:
@@ -40,3 +54,44 @@ def test_postgres_gets_schema() -> None:
     with fresh_pg_database() as url:
         tables = asyncio.run(_tables(url))
     assert {"job_collections", "jobs", "job_history", "api_keys", "alembic_version"} <= tables
+
+
+def test_the_revisions_read_from_file_names_are_alembics() -> None:
+    """`store.core.revisions` reads the migrations from their file names; Alembic's own reading
+    of the scripts must agree: the same revisions, one chain, the same head."""
+    scripts = ScriptDirectory.from_config(_alembic_config())
+    chain = [script.revision for script in reversed(list(scripts.walk_revisions()))]
+    assert list(known_revisions()) == chain
+    assert head_revision() == scripts.get_current_head()
+
+
+def test_a_database_at_the_head_is_opened_without_loading_alembic(tmp_path: Path) -> None:
+    """A process whose database is up to date skips the migration tool (a quicker start); a
+    database one migration behind is still brought to the head."""
+    url = f"sqlite:///{tmp_path / 'h.sqlite3'}"
+    opening = (
+        "import asyncio, sys\n"
+        "from horarium.store.core.db import create_engine, migrate\n"
+        "async def main():\n"
+        f"    engine = create_engine({url!r})\n"
+        "    await migrate(engine)\n"
+        "    await engine.dispose()\n"
+        "asyncio.run(main())\n"
+        "print('alembic' in sys.modules)\n"
+    )
+
+    def loaded_alembic() -> bool:
+        run = subprocess.run([sys.executable, "-c", opening], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        return run.stdout.strip() == "True"
+
+    assert loaded_alembic()  # an empty file: migrated
+    assert not loaded_alembic()  # at the head: nothing to do
+    before = known_revisions()[-2]
+    engine = sa_create_engine(url)
+    with engine.begin() as connection:
+        command.downgrade(_alembic_config(connection), before)
+    assert loaded_alembic()  # one behind: migrated again
+    with engine.connect() as connection:
+        assert connection.execute(REVISION).scalar() == head_revision()
+    engine.dispose()

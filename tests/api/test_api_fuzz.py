@@ -26,8 +26,8 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.openapi.loaders import from_url
 
+from tests.migrated_databases import migrated_pg_database
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database
 
 EXAMPLES = 4
 LONG_EXAMPLES = 100
@@ -50,7 +50,7 @@ PINNED = {
 def fuzz_server(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[ServerProcess]:
     workdir: Path = tmp_path_factory.mktemp(f"fuzz-{request.param}")
     if request.param == "postgres":
-        with fresh_pg_database() as url, running_server(workdir, database=url) as server:
+        with migrated_pg_database() as url, running_server(workdir, database=url) as server:
             yield server
     else:
         with running_server(workdir) as server:

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from tests.api.api_client import Api, http_job
+from tests.migrated_databases import migrated_pg_database
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def restartable(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
     if request.param == "postgres":
-        with fresh_pg_database() as url, running_server(tmp_path, database=url) as server:
+        with migrated_pg_database() as url, running_server(tmp_path, database=url) as server:
             yield server
     else:
         with running_server(tmp_path) as server:

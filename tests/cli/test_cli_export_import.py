@@ -17,8 +17,9 @@ import pytest
 from tests.api.api_client import Api, http_job
 from tests.cli.cli_runner import Cli, one_line_error, rows
 from tests.http_receiver import Receiver
+from tests.migrated_databases import migrated_pg_database
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database, wait_until
+from tests.support import wait_until
 
 EVERY_HOUR = {"frequency": "Hour", "interval": 1}
 
@@ -521,7 +522,7 @@ def test_notification_secrets_are_not_exported_and_import_sends_them_once_suppli
 
 @pytest.fixture
 def pg_server(tmp_path: Path) -> Iterator[ServerProcess]:
-    with fresh_pg_database() as url, running_server(tmp_path / "pg", database=url) as server:
+    with migrated_pg_database() as url, running_server(tmp_path / "pg", database=url) as server:
         yield server
 
 

@@ -27,8 +27,8 @@ import asyncpg
 import httpx
 
 from tests.engine.live_servers import Recorder
+from tests.migrated_databases import migrated_pg_database
 from tests.server_process import ServerProcess, running_server, start_worker
-from tests.support import fresh_pg_database
 
 API = {"api-version": "2016-03-01"}
 COLLECTION = (
@@ -84,7 +84,7 @@ def cluster(
 ) -> Iterator[Cluster]:
     """A Cluster on `database` or a fresh PostgreSQL one; kills its workers before it ends."""
     with ExitStack() as stack:
-        url = database or stack.enter_context(fresh_pg_database())
+        url = database or stack.enter_context(migrated_pg_database())
         api = stack.enter_context(running_server(tmp_path / "api", database=url, engine=False))
         nodes = Cluster(url, api, [tmp_path / f"worker{i}.log" for i in range(workers)], args)
         stack.callback(nodes.http.close)

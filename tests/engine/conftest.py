@@ -18,6 +18,7 @@ from tests.database_fixtures import db as db
 from tests.database_fixtures import db_url as db_url
 from tests.database_fixtures import migrated
 from tests.engine.engine_support import FakeClock, Sink, Store, engine_settings
+from tests.migrated_databases import migrated_sqlite_file
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ async def sink() -> AsyncIterator[Sink]:
 
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'h.sqlite3'}"
+    return migrated_sqlite_file(tmp_path / "h.sqlite3")
 
 
 @pytest.fixture

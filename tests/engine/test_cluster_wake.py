@@ -24,9 +24,10 @@ import pytest
 
 from horarium.store.core.wakeups import APPLICATION_NAME
 from tests.engine.live_servers import LiveServers, Recorder, wait_until
+from tests.migrated_databases import migrated_pg_database
 from tests.ops.ops_support import new_key
 from tests.server_process import ServerProcess, running_server, start_worker
-from tests.support import free_port, fresh_pg_database
+from tests.support import free_port
 
 API = {"api-version": "2016-03-01"}
 COLLECTION = (
@@ -97,7 +98,7 @@ def two_nodes(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, st
     """On one PostgreSQL database: `serve` with its engine (polling every POLL seconds), and an
     API-only `serve` sharing its secret key and admin token."""
     with (
-        fresh_pg_database() as url,
+        migrated_pg_database() as url,
         running_server(
             tmp_path / "engine", database=url, engine=True, args=["--poll-interval", POLL]
         ) as engine,

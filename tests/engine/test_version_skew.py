@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from horarium import __version__
-from horarium.store.core.probes import head_revision
+from horarium.store.core.revisions import head_revision
 from tests.ops.ops_support import set_schema_revision
 from tests.server_fixtures import engine_server as engine_server
 from tests.server_process import ServerProcess, start_worker

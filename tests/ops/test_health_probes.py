@@ -10,10 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.migrated_databases import migrated_pg_database
 from tests.ops.ops_support import set_schema_revision
 from tests.server_fixtures import engine_server as engine_server
 from tests.server_process import ServerProcess, running_server
-from tests.support import drop_pg_database, fresh_pg_database, wait_until
+from tests.support import drop_pg_database, wait_until
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_a_database_behind_this_versions_schema_is_not_ready(server: ServerProce
 
 @pytest.mark.postgres
 def test_readyz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
-    with fresh_pg_database() as url, running_server(tmp_path, database=url, engine=True) as s:
+    with migrated_pg_database() as url, running_server(tmp_path, database=url, engine=True) as s:
         assert _readyz(s).status_code == 200
         drop_pg_database(url)
         error = wait_until(lambda: _not_ready(s), "/readyz to answer 503")

@@ -13,9 +13,10 @@ import httpx
 import pytest
 from prometheus_client.samples import Sample
 
+from tests.migrated_databases import migrated_pg_database
 from tests.ops.ops_support import Jobs, Target, http_target, new_key, samples, value
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database, wait_until
+from tests.support import wait_until
 
 JOB_ROUTE = (
     "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers"
@@ -41,7 +42,7 @@ def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     with http_target() as target:
         if request.param == "postgres":
             with (
-                fresh_pg_database() as url,
+                migrated_pg_database() as url,
                 running_server(workdir, database=url, engine=True) as server,
             ):
                 yield _run(server, target)

@@ -21,6 +21,7 @@ from horarium.store.core import seal_marks
 from horarium.store.core.db import create_engine
 from horarium.store.core.schema import engine_marks, jobs
 from horarium.store.core.sealing import key_id
+from tests.migrated_databases import migrated_pg_database
 from tests.security.secret_servers import (
     FAR_FUTURE,
     Api,
@@ -31,7 +32,7 @@ from tests.security.secret_servers import (
     wait_until,
 )
 from tests.server_process import ServerProcess, running_server
-from tests.support import free_port, fresh_pg_database
+from tests.support import free_port
 
 PASSWORD = "kept-in-clear-by-an-older-version"
 
@@ -53,7 +54,7 @@ def umask_022() -> Iterator[None]:
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database(request: pytest.FixtureRequest) -> Iterator[str | None]:
     """None: the default SQLite file in the data folder; else a fresh PostgreSQL database."""
-    with fresh_pg_database() if request.param == "postgres" else nullcontext(None) as url:
+    with migrated_pg_database() if request.param == "postgres" else nullcontext(None) as url:
         yield url
 
 
@@ -286,7 +287,7 @@ def test_a_job_sealed_by_another_process_key_is_shown_masked_and_not_run(tmp_pat
     url = servers.serve(echo.app())
     try:
         with (
-            fresh_pg_database() as database,
+            migrated_pg_database() as database,
             running_server(tmp_path / "a", database=database) as first,
             running_server(tmp_path / "b", database=database, engine=True) as second,
         ):

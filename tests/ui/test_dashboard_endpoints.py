@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.migrated_databases import migrated_pg_database
 from tests.server_process import ServerProcess, running_server
-from tests.support import fresh_pg_database
 from tests.ui.ui_support import Api, add_execution, add_history, job_id, update_job
 
 
@@ -26,7 +26,7 @@ def server(
 ) -> Iterator[ServerProcess]:
     workdir: Path = tmp_path_factory.mktemp(f"dashboard-{request.param}")
     if request.param == "postgres":
-        with fresh_pg_database() as url, running_server(workdir, database=url) as process:
+        with migrated_pg_database() as url, running_server(workdir, database=url) as process:
             yield process
     else:
         with running_server(workdir) as process:

@@ -36,7 +36,7 @@ from horarium import __version__
 from horarium.engine.clock import Clock, DatabaseClock
 from horarium.engine.tasks import cancel_and_wait
 from horarium.store.core.outages import is_outage
-from horarium.store.core.probes import head_revision, known_revisions
+from horarium.store.core.revisions import head_revision, known_revisions
 from horarium.store.runs.nodes import Look, Node, Nodes
 
 log = logging.getLogger(__name__)

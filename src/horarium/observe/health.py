@@ -19,7 +19,8 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.store.core.open_errors import explain
-from horarium.store.core.probes import head_revision, schema_revision
+from horarium.store.core.probes import schema_revision
+from horarium.store.core.revisions import head_revision
 from horarium.store.resources import engine_status
 from horarium.store.resources.engine_status import NodeRow
 

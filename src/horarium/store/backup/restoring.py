@@ -24,7 +24,7 @@ from horarium.store.backup.manifest import (
     read,
 )
 from horarium.store.core.db import SQLITE_COMPANIONS
-from horarium.store.core.probes import known_revisions
+from horarium.store.core.revisions import known_revisions
 from horarium.store.core.sealing import Keyring
 from horarium.store.core.secret_keys import SecretKeyError, read_key_file, write_key_file
 

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import create_engine as sa_create_engine
-from sqlalchemy import event, text
+from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from horarium.store.core.revisions import REVISION, head_revision
 from horarium.store.core.sealing import Keyring, attach
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -110,11 +109,34 @@ def private_sqlite_file(path: Path) -> None:
             continue  # absent (or not ours: then not ours to change either)
 
 
-def _alembic_config(connection: Connection) -> Config:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    cfg.attributes["connection"] = connection
-    return cfg
+class SchemaError(Exception):
+    """The database cannot be brought to this version's schema (Alembic's reason)."""
+
+
+def _upgrade(connection: Connection) -> None:
+    """Apply the migrations the database lacks, unless it is at this version's head already
+    (then Alembic is not even loaded: a process on an up-to-date database starts sooner)."""
+    if _current_revision(connection) == head_revision():
+        return
+    from alembic import command
+    from alembic.config import Config
+    from alembic.util.exc import CommandError
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    try:
+        command.upgrade(config, "head")
+    except CommandError as exc:
+        raise SchemaError(str(exc)) from exc
+
+
+def _current_revision(connection: Connection) -> str | None:
+    """The migration the database is at (None: not migrated)."""
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    revision = connection.execute(REVISION).scalar()
+    return None if revision is None else str(revision)
 
 
 # The tables the engine's claims read: PostgreSQL plans those queries on their statistics.
@@ -145,7 +167,7 @@ async def migrate(engine: AsyncEngine) -> None:
         if postgres:
             # One migrator at a time when several processes start together.
             await conn.execute(text("SELECT pg_advisory_xact_lock(7212345)"))
-        await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "head"))
+        await conn.run_sync(_upgrade)
         if postgres:
             stale = (await conn.execute(_UNANALYZED)).scalars().all()
             if stale:

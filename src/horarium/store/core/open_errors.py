@@ -9,11 +9,10 @@ import sqlite3
 from collections.abc import Iterator
 
 import asyncpg
-from alembic.util.exc import CommandError
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from horarium.store.core.db import async_url
+from horarium.store.core.db import SchemaError, async_url
 
 URL_FORMS = "sqlite:///FILE or postgresql://user@host:port/database"
 
@@ -54,7 +53,7 @@ def explain(exc: BaseException, shown_url: str) -> str | None:
         said = said or _sqlite(error, url)
         if said:
             return said
-        if isinstance(error, CommandError):
+        if isinstance(error, SchemaError):
             return (
                 f"the database {shown_url} cannot be brought to this version's schema: {error}"
                 " (was it made by a newer Horarium?)"

@@ -5,40 +5,13 @@ are cheap: one row, and indexed ranges."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from functools import cache
 
-from alembic.config import Config
-from alembic.script import ScriptDirectory
-from sqlalchemy import func, or_, select, text
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.enums import JobState
-from horarium.store.core.db import MIGRATIONS
+from horarium.store.core.revisions import REVISION
 from horarium.store.core.schema import job_executions, jobs, nodes
-
-
-@cache
-def _scripts() -> ScriptDirectory:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    return ScriptDirectory.from_config(config)
-
-
-@cache
-def head_revision() -> str | None:
-    """The newest migration this version knows."""
-    head: str | None = _scripts().get_current_head()
-    return head
-
-
-@cache
-def known_revisions() -> frozenset[str]:
-    """Every migration this version knows (a revision not among them is a newer version's)."""
-    return frozenset(script.revision for script in _scripts().walk_revisions())
-
-
-# The migration the database is at (Alembic's one-row table).
-REVISION = text("SELECT version_num FROM alembic_version")
 
 
 async def schema_revision(conn: AsyncConnection) -> str | None:

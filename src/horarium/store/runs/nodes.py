@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.engine import Connection
 
-from horarium.store.core.probes import REVISION
+from horarium.store.core.revisions import REVISION
 from horarium.store.core.schema import nodes
 from horarium.store.runs import leases
 from horarium.store.runs.statements import Statements
