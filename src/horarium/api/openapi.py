@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from horarium.api.calendar_schema import add_calendar_schemas
+from horarium.api.timeline_schema import add_timeline_schemas
 from horarium.model.notifications import EVENTS, MAX_NOTIFICATIONS, MAX_SECRET, MAX_URI
 
 SPEC = Path(__file__).with_name("scheduler-2016-03-01.json")
@@ -217,6 +218,7 @@ def azure_schemas() -> dict[str, Any]:
     }
     schemas["EngineStatus"] = _ENGINE
     add_calendar_schemas(schemas)
+    add_timeline_schemas(schemas)
     return schemas
 
 

@@ -3,7 +3,7 @@
 import { call, paths } from "./api.js";
 import { barChart } from "./chart.js";
 import { badge, capital, confirmAction, errorBox, h, heading, pager, replace, table } from "./dom.js";
-import { duration, parseTime, pauseText, relative, schedule, utc, wallClock } from "./format.js";
+import { duration, parseTime, pauseText, relative, utc, wallClock } from "./format.js";
 import { jobsLink } from "./collections.js";
 
 const HISTORY_PAGE = 20;
@@ -42,7 +42,7 @@ export async function jobPage(view, [group, collection, name]) {
   let timer = null;
 
   async function loadJob() {
-    const job = await call("GET", path);
+    const job = await call("GET", path, { query: { $expand: "scheduleDescription" } });
     const props = job.properties ?? {};
     const status = props.status ?? {};
     stateBadge.replaceChildren(badge(props.state));
@@ -51,7 +51,7 @@ export async function jobPage(view, [group, collection, name]) {
     const item = (term, value) => [h("dt", {}, term), h("dd", {}, value)];
     parts.summary.replaceChildren(h("dl", { class: "summary" },
       ...(props.pause ? item("Paused", pauseText(props.pause)) : []),
-      item("Schedule", schedule(props)),
+      item("Schedule", props.scheduleDescription ?? "—"),
       ...(props.executionPolicy ? item("Execution policy", policyLine(props.executionPolicy).textContent) : []),
       item("Next run", status.nextExecutionTime ? `${utc(status.nextExecutionTime)} UTC (${relative(status.nextExecutionTime)})` : "—"),
       item("Last run", status.lastExecutionTime ? `${utc(status.lastExecutionTime)} UTC (${relative(status.lastExecutionTime)})` : "—"),
@@ -60,7 +60,8 @@ export async function jobPage(view, [group, collection, name]) {
       item("Faulted", String(status.faultedCount ?? 0)),
       item("Action", `${props.action?.type ?? ""} ${props.action?.request?.method ?? ""} ${props.action?.request?.uri ?? ""}`.trim()),
     ));
-    parts.definition.textContent = JSON.stringify(job, null, 2);
+    const { scheduleDescription: _, ...definition } = props; // shown as the API answers without $expand
+    parts.definition.textContent = JSON.stringify({ ...job, properties: definition }, null, 2);
   }
 
   async function loadUpcoming() {

@@ -4,7 +4,7 @@
 import { call, eachLimited, listAll, paths } from "./api.js";
 import { calendarsCard } from "./calendars.js";
 import { badge, h, heading, pager, table } from "./dom.js";
-import { inZone, parseTime, pauseText, relative, schedule, utc, wallClock } from "./format.js";
+import { inZone, parseTime, pauseText, relative, utc, wallClock } from "./format.js";
 
 const PAGE = 50;
 const STATES = ["", "Enabled", "Disabled", "Faulted", "Completed"];
@@ -56,7 +56,7 @@ export async function jobsPage(view, [group, collection]) {
   const columns = [
     { title: "Name", sort: "name", cell: link },
     { title: "State", sort: "state", cell: (j) => badge(j.properties?.state) },
-    { title: "Schedule", class: "wrap small", cell: (j) => schedule(j.properties) },
+    { title: "Schedule", class: "wrap small", cell: (j) => j.properties?.scheduleDescription ?? "—" },
     { title: "Next run (UTC)", sort: "next", cell: (j) => {
       const next = j.properties?.status?.nextExecutionTime;
       return next ? h("span", { title: relative(next) }, utc(next)) : "—";
@@ -129,7 +129,8 @@ export async function jobsPage(view, [group, collection]) {
     state.loading = true;
     state.jobs = [];
     draw();
-    const query = state.filter ? { $filter: `state eq ${state.filter}` } : {};
+    // $expand: each job's schedule in words, from the API's one describer.
+    const query = { $expand: "scheduleDescription", ...(state.filter ? { $filter: `state eq ${state.filter}` } : {}) };
     state.jobs = await listAll(`${base}/jobs`, { query, progress: (jobs) => { state.jobs = [...jobs]; redraw(); } });
     state.loading = false;
     draw();
@@ -145,6 +146,7 @@ export async function jobsPage(view, [group, collection]) {
     heading(collection,
       badge(info.properties?.state),
       h("span", { class: "muted" }, info.properties?.sku?.name ?? ""),
+      h("a", { class: "button", id: "timeline-link", href: `#/timeline/${encodeURIComponent(group)}/${encodeURIComponent(collection)}` }, "Timeline"),
       h("a", { class: "button primary", id: "new-job", href: `#/new/${encodeURIComponent(group)}/${encodeURIComponent(collection)}` }, "New job")),
     pauseNote(info.properties?.pause, "collection-pause", "None of its jobs runs until then."),
     h("div", { class: "toolbar" }, filter, name, count),
