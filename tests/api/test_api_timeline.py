@@ -50,7 +50,7 @@ def test_a_job_describes_its_schedule_only_when_asked(api: Api) -> None:
     path = api.job(name, "report")
     assert api.put(path, job).status_code == 201
     told = (
-        "weekdays at 09:15 Europe/Paris, except business (weekends, FR holidays);"
+        "weekdays at 09:15 Europe/Paris, except business (weekends, holidays FR);"
         " moved to the next business day"
     )
     plain = api.get(path).json()
@@ -179,6 +179,17 @@ def test_a_disabled_collection_holds_every_job(api: Api) -> None:
     assert daily["heldBy"] == {"by": "collection", "state": "Disabled", "until": None}
     assert [(_at(e["executionTime"]), e["paused"]) for e in daily["executions"]] == [
         (_day(9, day=7), True)
+    ]
+    # Paused until noon on the 7th: the executions from then on run.
+    pause = {"state": "Disabled", "pause": {"until": "2031-03-07T12:00:00Z", "reason": "move"}}
+    body = {"location": "West US", "properties": {"sku": {"name": "Standard"}, **pause}}
+    assert api.put(api.collection(name), body).status_code == 200
+    later = _window(api, name, **{"from": FROM, "to": "2031-03-09T00:00:00Z"})
+    daily = _jobs(later)["daily"]
+    assert _at(daily["heldBy"]["until"]) == _day(12, day=7)
+    assert [(_at(e["executionTime"]), e.get("paused", False)) for e in daily["executions"]] == [
+        (_day(9, day=7), True),
+        (_day(9, day=8), False),
     ]
 
 

@@ -44,8 +44,8 @@ def test_upcoming_lists_every_job_by_time_with_its_marks(api: Api, cli: Cli) -> 
         ["2031-03-07 09:00:00 UTC", "report"],
         ["2031-03-08 07:30:00 UTC", "night"],
         ["2031-03-08 08:00:00 UTC", "off", "paused: job Disabled"],
-        ["2031-03-08 09:00:00 UTC", "report", "skipped: calendar closed"],
-        ["2031-03-09 07:30:00 UTC", "night", "DST: 02:30:00 does not exist"],
+        ["2031-03-08 09:00:00 UTC", "report", "skipped: calendar closed excludes it"],
+        ["2031-03-09 07:30:00 UTC", "night", "moved: 02:30:00 does not exist"],
         ["2031-03-09 08:00:00 UTC", "off", "paused: job Disabled"],
         ["2031-03-09 09:00:00 UTC", "report"],
     ]
@@ -59,7 +59,7 @@ def test_upcoming_lists_every_job_by_time_with_its_marks(api: Api, cli: Cli) -> 
     )  # fmt: skip
     assert local.exit_code == 0, local.output
     assert rows(local.stdout)[1:] == [  # "off" at 04:00 EDT is the window's exclusive end
-        ["2031-03-09 03:30:00 EDT", "night", "DST: 02:30:00 does not exist"],
+        ["2031-03-09 03:30:00 EDT", "night", "moved: 02:30:00 does not exist"],
     ]
     as_json = cli.json("collections", "upcoming", *WINDOW)
     assert sorted(job["name"] for job in as_json["value"]) == ["night", "off", "report"]

@@ -167,7 +167,7 @@ CASES: list[tuple[dict[str, Any], str]] = [
             },
             "resolvedCalendars": {"Business": {"holidays": {"country": "FR"}, "weekends": True}},
         },
-        "weekdays at 09:15 Europe/Paris, except business (weekends, FR holidays);"
+        "weekdays at 09:15 Europe/Paris, except business (weekends, holidays FR);"
         " moved to the next business day",
     ),
     (

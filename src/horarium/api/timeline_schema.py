@@ -15,7 +15,7 @@ _DESCRIPTION = {
     " (frequency or cron, time zone, exclusion calendars and onExcluded, jitter, count,"
     " endTime). Ignored when sent back.",
     "examples": [
-        "weekdays at 09:15 Europe/Paris, except business (weekends, FR holidays);"
+        "weekdays at 09:15 Europe/Paris, except business (weekends, holidays FR);"
         " moved to the next business day"
     ],
 }

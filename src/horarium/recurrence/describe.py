@@ -4,9 +4,9 @@
 `describe(properties)` reads the same fields `plan` does (`startTime`, `recurrence`: Azure's
 frequency, interval and schedule, or `cron`; `timeZone`, `excludeCalendars` / `onExcluded`,
 `jitter`, `count`, `endTime`) and returns one line such as
-``weekdays at 09:15 Europe/Paris, except holidays (US-NY holidays); moved to the next business
-day``. It validates as `plan` does (`RecurrenceError`) but computes no execution: it is cheap
-enough for every row of a listing.
+``weekdays at 09:15 Europe/Paris, except business (weekends, holidays FR); moved to the next
+business day``. It validates as `plan` does (`RecurrenceError`) but computes no execution: it
+is cheap enough for every row of a listing.
 """
 
 from __future__ import annotations
@@ -271,7 +271,8 @@ def _exclusions(properties: Mapping[str, Any], calendars: Mapping[str, Any] | No
 
 
 def _calendar(properties: Any) -> str:
-    """`weekends, US-NY holidays, 3 dates`: what a calendar excludes, briefly."""
+    """`weekends, holidays US/NY, 3 dates`: what a calendar excludes, briefly (in the words of
+    the CLI's and the dashboard's calendar lists)."""
     if not isinstance(properties, Mapping):
         return ""
     parts = []
@@ -281,8 +282,8 @@ def _calendar(properties: Any) -> str:
     if isinstance(holidays, Mapping) and holidays.get("country"):
         region = str(holidays["country"])
         if holidays.get("subdivision"):
-            region += f"-{holidays['subdivision']}"
-        parts.append(f"{region} holidays")
+            region += f"/{holidays['subdivision']}"
+        parts.append(f"holidays {region}")
     for field, one, many in (("dates", "date", "dates"), ("ranges", "range", "ranges")):
         items = properties.get(field)
         if isinstance(items, list) and items:

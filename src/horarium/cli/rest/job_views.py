@@ -181,6 +181,17 @@ def overdue_row(entry: dict[str, Any]) -> list[str]:
 
 
 def upcoming_row(entry: dict[str, Any]) -> list[str]:
+    return [
+        when(entry.get("executionTime")),
+        when(entry.get("localTime")),
+        text(entry.get("timeZone")),
+        text(entry.get("repeatCount")),
+        "; ".join(execution_notes(entry)),
+    ]
+
+
+def execution_notes(entry: dict[str, Any]) -> list[str]:
+    """What calendars and daylight saving did to an entry of an upcoming listing."""
     notes = []
     if entry.get("skippedByCalendar"):
         notes.append(f"skipped: calendar {entry['skippedByCalendar']} excludes it")
@@ -191,10 +202,4 @@ def upcoming_row(entry: dict[str, Any]) -> list[str]:
         notes.append(f"moved: {text(entry.get('scheduledLocalTime'))[11:]} does not exist")
     if entry.get("mergedByFallBack"):
         notes.append("merged: the hour repeats")
-    return [
-        when(entry.get("executionTime")),
-        when(entry.get("localTime")),
-        text(entry.get("timeZone")),
-        text(entry.get("repeatCount")),
-        "; ".join(notes),
-    ]
+    return notes

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import click
 
+from horarium.cli.rest.job_views import execution_notes
 from horarium.cli.rest.output import dig, note, print_table, text, when
 
 TIMELINE_HEADERS = ("TIME", "JOB", "NOTE")
@@ -57,16 +58,7 @@ def _time(local: datetime) -> str:
 
 
 def _note(entry: dict[str, Any], job: dict[str, Any]) -> str:
-    notes = []
-    if entry.get("skippedByCalendar"):
-        notes.append(f"skipped: calendar {entry['skippedByCalendar']}")
-    if entry.get("movedByCalendar"):
-        scheduled = ", ".join(when(t) for t in entry.get("scheduledExecutionTimes") or ())
-        notes.append(f"moved by calendar {entry['movedByCalendar']} from {scheduled}")
-    if entry.get("movedBySpringForward"):
-        notes.append(f"DST: {text(entry.get('scheduledLocalTime'))[11:]} does not exist")
-    if entry.get("mergedByFallBack"):
-        notes.append("DST: the hour repeats, runs once")
+    notes = execution_notes(entry)
     if entry.get("jittered"):
         notes.append(f"jitter +{entry.get('jitterOffset')}")
     if entry.get("paused"):
