@@ -54,6 +54,7 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     )  # fmt: skip
     api.new_job(collection, "off", uri, state="Disabled", recurrence={"cron": "15 12 * * *"})
     api.new_job(collection, "spread", uri, recurrence={"cron": "0 6 * * *", "jitter": "PT50M"})
+    api.new_job(collection, "minutely", uri, recurrence={"frequency": "Minute"})
 
     calls = _calls(page, server)
     signed_in_at(page, server, api.subscription, f"#/jobs/rg1/{collection}")
@@ -64,7 +65,7 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     page.click("#timeline-link")
     expect(page.locator("h1")).to_have_text(f"Timeline of {collection}")
     lanes = page.locator("#timeline .lane[data-job]")
-    expect(lanes).to_have_count(5)
+    expect(lanes).to_have_count(6)
     hourly = page.locator('[data-job="hourly"] .mark')
     expect(hourly).to_have_count(24)
     expect(page.locator('[data-job="hourly"] .schedule')).to_have_text("every hour at :00 UTC")
@@ -79,11 +80,17 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     spread = page.locator('[data-job="spread"] .mark')
     expect(spread).to_have_count(1)
     expect(spread).to_have_attribute("aria-label", _containing("— 20"))
+    # 1,440 runs are too many to tell apart: one band says how many.
+    expect(page.locator('[data-job="minutely"] .band')).to_have_attribute("data-count", "1440")
+    expect(page.locator('[data-job="minutely"] .mark')).to_have_count(0)
     # One call to the API's collection timeline, never one per job.
     assert sum("/upcoming" in url for url in calls) == 1, calls
 
     page.select_option("#timeline-span", "7d")
-    expect(hourly).to_have_count(7 * 24)
+    # 168 hourly runs would overlap: one band says how many (marks stay for the other kinds).
+    expect(page.locator('[data-job="hourly"] .band')).to_have_attribute("data-count", "168")
+    expect(hourly).to_have_count(0)
+    expect(page.locator('[data-job="report"] .mark')).to_have_count(7)
     moved = page.locator('[data-job="moving"] .mark[data-kind="moved"]')
     expect(moved).to_have_count(1)
     expect(moved).to_have_attribute("aria-label", _containing("moved by calendar closed"))
@@ -92,8 +99,10 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     page.fill("#timeline-zone", "Asia/Kolkata")
     page.press("#timeline-zone", "Enter")
     expect(page.locator("#timeline-window")).to_contain_text("times in Asia/Kolkata")
-    first = hourly.first
-    expect(first).to_have_attribute("aria-label", _containing(":30:00 (UTC+05:30)"))
+    first = page.locator('[data-job="report"] .mark').first
+    expect(first).to_have_attribute("aria-label", _containing(" 16:00:00 (UTC+05:30)"))
+    # Days start at midnight on the chosen clock.
+    expect(page.locator(".lane.axis .tick").first).to_have_text(_containing("-"))
     page.fill("#timeline-zone", "Mars/Olympus")
     page.press("#timeline-zone", "Enter")
     expect(page.locator("#timeline-zone-error")).to_contain_text("Mars/Olympus")

@@ -9,9 +9,13 @@ import { jobsLink } from "./collections.js";
 import { jobLink } from "./joblist.js";
 
 const HOUR = 3_600_000;
-const WINDOWS = { "24h": { label: "Next 24 hours", span: 24 * HOUR, tick: 3 * HOUR },
-  "7d": { label: "Next 7 days", span: 7 * 24 * HOUR, tick: 24 * HOUR } };
-const MAX_MARKS = 400; // per lane; beyond, the lane says how many more
+const QUARTER = HOUR / 4; // every zone's midnight falls on a quarter hour
+// A window, and which of its local quarter hours ("HH:MM" on the chosen clock) get a tick.
+const WINDOWS = {
+  "24h": { label: "Next 24 hours", span: 24 * HOUR, tick: (hhmm) => hhmm.endsWith(":00") && Number(hhmm.slice(0, 2)) % 3 === 0 },
+  "7d": { label: "Next 7 days", span: 7 * 24 * HOUR, tick: (hhmm) => hhmm === "00:00" },
+};
+const MAX_MARKS = 100; // marks a lane draws; beyond, plain runs become one band
 
 // The kinds of mark, most telling first: [kind, glyph, words].
 const KINDS = [
@@ -101,26 +105,46 @@ export async function timelinePage(view, [group, collection]) {
     const { tick } = WINDOWS[state.window];
     status.textContent = `From ${shownTime(answer.from, state.zone)} to ${shownTime(answer.to, state.zone)}, times in ${state.zone}.`;
     const place = (ms) => `${((ms - start) / (end - start)) * 100}%`;
-    const ticks = [];
-    for (let t = Math.ceil(start / tick) * tick; t < end; t += tick) {
-      const label = shownTime(new Date(t).toISOString(), state.zone);
-      const mark = h("span", { class: "tick" }, state.window === "24h" ? label.slice(11, 16) : label.slice(5, 10) + " " + label.slice(11, 16));
-      mark.style.left = place(t);
-      ticks.push(mark);
+    const ticks = []; // [instant, label]: local hours (24 h) or local midnights (7 days)
+    for (let t = Math.ceil(start / QUARTER) * QUARTER; t < end; t += QUARTER) {
+      const local = shownTime(new Date(t).toISOString(), state.zone);
+      if (tick(local.slice(11, 16))) ticks.push([t, state.window === "24h" ? local.slice(11, 16) : local.slice(5, 10)]);
     }
-    const lanes = answer.value.map((job) => lane(job, place));
+    const labels = ticks.map(([t, label]) => {
+      const mark = h("span", { class: "tick" }, label);
+      mark.style.left = place(t);
+      return mark;
+    });
+    const grid = () => ticks.map(([t]) => {
+      const line = h("span", { class: "grid", "aria-hidden": "true" });
+      line.style.left = place(t);
+      return line;
+    });
+    const lanes = answer.value.map((job) => lane(job, place, grid()));
     replace(body,
       h("div", { class: "timeline-legend legend", id: "timeline-legend" }, KINDS.map(([kind, glyph, words]) =>
         h("span", { class: "legend-item" }, h("span", { class: `mark ${kind}`, "aria-hidden": "true" }, glyph), ` ${words}`))),
       h("div", { class: "timeline card" },
-        h("div", { class: "lane axis" }, h("div", { class: "lane-label muted small" }, state.zone), h("div", { class: "track" }, ticks)),
+        h("div", { class: "lane axis" }, h("div", { class: "lane-label muted small" }, state.zone), h("div", { class: "track" }, labels)),
         lanes.length ? lanes : h("p", { class: "muted" }, "This collection has no jobs.")),
       listing());
   }
 
-  function lane(job, place) {
+  function lane(job, place, grid) {
     const short = job.name.split("/").at(-1);
-    const executions = job.executions ?? [];
+    const all = job.executions ?? [];
+    // Too many to tell apart (a minute job over 7 days): a band for the plain runs, marks for
+    // the others (at most MAX_MARKS).
+    const dense = all.length > MAX_MARKS;
+    const executions = dense ? all.filter((e) => kindOf(e) !== "run") : all;
+    let band = null;
+    if (dense) {
+      const first = parseTime(all[0].executionTime);
+      const last = parseTime(all.at(-1).executionTime);
+      band = h("span", { class: "band", title: `${all.length} executions`, "data-count": all.length }, `${all.length} executions`);
+      band.style.left = place(first);
+      band.style.width = `calc(${place(last)} - ${place(first)})`;
+    }
     const marks = executions.slice(0, MAX_MARKS).map((e) => {
       const kind = kindOf(e);
       const [, glyph] = KINDS.find(([k]) => k === kind);
@@ -137,7 +161,7 @@ export async function timelinePage(view, [group, collection]) {
         h("a", { href: jobLink(group, collection, short) }, short), " ", badge(job.state), held,
         h("div", { class: "muted small schedule" }, job.scheduleDescription ?? ""),
         job.error ? h("div", { class: "field-error" }, job.error) : null),
-      h("div", { class: "track" }, marks, more));
+      h("div", { class: "track" }, grid, band, marks, more));
   }
 
   // The same executions as a table, by time (the first 200), for reading and for keyboards.
