@@ -59,6 +59,11 @@ def test_a_job_describes_its_schedule_only_when_asked(api: Api) -> None:
     assert expanded["properties"]["scheduleDescription"] == told
     listed = api.get(api.job(name, "")[:-1], params={"$expand": "ScheduleDescription"}).json()
     assert [j["properties"]["scheduleDescription"] for j in listed["value"]] == [told]
+    # The next page keeps it.
+    assert api.put(api.job(name, "second"), http_job()).status_code == 201
+    first = api.get(api.job(name, "")[:-1], params={"$expand": "scheduleDescription", "$top": 1})
+    following = api.http.get(first.json()["nextLink"]).json()
+    assert following["value"][0]["properties"]["scheduleDescription"] == "once, at once"
     # Sent back, the read-only field is ignored.
     again = api.put(path, expanded, params={"$expand": "scheduleDescription"})
     assert again.status_code == 200, again.text
