@@ -109,9 +109,11 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     expect(page.locator("#timeline-window")).to_contain_text("times in Asia/Kolkata")
 
     page.goto(server.url(f"/ui/#/job/rg1/{collection}/moving"))
-    expect(page.locator("dl.summary")).to_contain_text(
-        "every day at 11:45 UTC, except closed (2 dates); moved to the next business day"
-    )
+    told = "every day at 11:45 UTC, except closed (2 dates); moved to the next business day"
+    expect(page.locator("dl.summary")).to_contain_text(told)
+    # The edit form's live preview names it too, from the preview's own answer.
+    page.click("#job-edit")
+    expect(page.locator("#preview-schedule")).to_have_text(told)
 
 
 def _containing(text: str) -> Any:

@@ -203,6 +203,10 @@ def azure_schemas() -> dict[str, Any]:
     schemas["UpcomingExecutionList"] = {
         "type": "object",
         "properties": {
+            "scheduleDescription": {
+                "type": "string",
+                "description": "The job's schedule in plain English (docs/recurrence.md §11).",
+            },
             "value": {"type": "array", "items": {"$ref": "#/components/schemas/UpcomingExecution"}},
             "nextLink": {"type": ["string", "null"]},
         },
