@@ -36,7 +36,9 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     from playwright.sync_api import expect
 
     collection = api.new_collection()
-    today = datetime.now(UTC).date()
+    now = datetime.now(UTC)
+    today = now.date()
+    hour = (now.hour + 6) % 24  # the daily jobs run hours away from now, never at its edge
     closed = [str(today + timedelta(days=d)) for d in (0, 1)]
     calendar = api.collection(collection) + "/calendars/closed"
     assert api.put(calendar, {"properties": {"dates": closed}}).status_code == 201
@@ -44,23 +46,27 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     api.new_job(collection, "hourly", uri, recurrence={"cron": "0 * * * *"})
     api.new_job(
         collection, "report", uri,
-        recurrence={"cron": "30 10 * * *", "excludeCalendars": ["closed"]},
+        recurrence={"cron": f"30 {hour} * * *", "excludeCalendars": ["closed"]},
     )  # fmt: skip
     api.new_job(
         collection, "moving", uri,
         recurrence={
-            "cron": "45 11 * * *", "excludeCalendars": ["closed"], "onExcluded": "NextBusinessDay"
+            "cron": f"45 {hour} * * *",
+            "excludeCalendars": ["closed"],
+            "onExcluded": "NextBusinessDay",
         },
     )  # fmt: skip
-    api.new_job(collection, "off", uri, state="Disabled", recurrence={"cron": "15 12 * * *"})
-    api.new_job(collection, "spread", uri, recurrence={"cron": "0 6 * * *", "jitter": "PT50M"})
+    off = {"cron": f"15 {hour} * * *"}
+    api.new_job(collection, "off", uri, state="Disabled", recurrence=off)
+    spread = {"cron": f"0 {(hour + 1) % 24} * * *", "jitter": "PT50M"}
+    api.new_job(collection, "spread", uri, recurrence=spread)
     api.new_job(collection, "minutely", uri, recurrence={"frequency": "Minute"})
 
     calls = _calls(page, server)
     signed_in_at(page, server, api.subscription, f"#/jobs/rg1/{collection}")
     rows = page.locator("#jobs-list tbody tr")
     expect(rows.filter(has_text="report")).to_contain_text(
-        "every day at 10:30 UTC, except closed (2 dates)"
+        f"every day at {hour:02d}:30 UTC, except closed (2 dates)"
     )
     page.click("#timeline-link")
     expect(page.locator("h1")).to_have_text(f"Timeline of {collection}")
@@ -100,7 +106,8 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     page.press("#timeline-zone", "Enter")
     expect(page.locator("#timeline-window")).to_contain_text("times in Asia/Kolkata")
     first = page.locator('[data-job="report"] .mark').first
-    expect(first).to_have_attribute("aria-label", _containing(" 16:00:00 (UTC+05:30)"))
+    kolkata = f" {(hour + 6) % 24:02d}:00:00 (UTC+05:30)"  # hh:30 UTC
+    expect(first).to_have_attribute("aria-label", _containing(kolkata))
     # Days start at midnight on the chosen clock.
     expect(page.locator(".lane.axis .tick").first).to_have_text(_containing("-"))
     page.fill("#timeline-zone", "Mars/Olympus")
@@ -109,7 +116,9 @@ def test_the_timeline_marks_each_kind_of_run_in_the_chosen_zone(
     expect(page.locator("#timeline-window")).to_contain_text("times in Asia/Kolkata")
 
     page.goto(server.url(f"/ui/#/job/rg1/{collection}/moving"))
-    told = "every day at 11:45 UTC, except closed (2 dates); moved to the next business day"
+    told = (
+        f"every day at {hour:02d}:45 UTC, except closed (2 dates); moved to the next business day"
+    )
     expect(page.locator("dl.summary")).to_contain_text(told)
     # The edit form's live preview names it too, from the preview's own answer.
     page.click("#job-edit")
