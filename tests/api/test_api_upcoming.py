@@ -85,7 +85,9 @@ def test_upcoming_honours_the_count_and_the_state(api: Api) -> None:
     assert [e["executionTime"] for e in resumed["value"]] == ["2031-01-01T00:00:00Z"]
     ended = http_job(recurrence={"frequency": "Day", "endTime": "2016-01-01T00:00:00Z"})
     api.put(api.job(name, "ended"), ended)
-    assert api.get(api.job(name, "ended") + "/upcoming").json() == {"value": [], "nextLink": None}
+    over = api.get(api.job(name, "ended") + "/upcoming").json()
+    assert (over["value"], over["nextLink"]) == ([], None)
+    assert over["scheduleDescription"].endswith(" UTC; until 2016-01-01 00:00")
     for count in (0, 1001, "many"):
         response = api.get(api.job(name, "twice") + "/upcoming", params={"count": count})
         assert response.status_code == 400 and "count" in error_of(response)["message"]

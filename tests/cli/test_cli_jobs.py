@@ -87,6 +87,7 @@ def test_list_shows_state_runs_and_counts_in_aligned_columns(
     assert table[0] == [
         "NAME",
         "STATE",
+        "SCHEDULE",
         "NEXT RUN",
         "LAST RUN",
         "EXECUTIONS",
@@ -96,8 +97,10 @@ def test_list_shows_state_runs_and_counts_in_aligned_columns(
     next_run = api.get(api.job(collection, "a-enabled")).json()["properties"]["status"][
         "nextExecutionTime"
     ]
+    every = table[1].pop(2)
+    assert every.startswith("every 5 minutes from ") and every.endswith(" UTC"), every
     assert table[1] == ["a-enabled", "Enabled", _to_second(next_run), "-", "0", "0", "0"]
-    assert table[2] == ["b-disabled", "Disabled", "-", "-", "-", "-", "-"]
+    assert table[2] == ["b-disabled", "Disabled", "once, at once", "-", "-", "-", "-", "-"]
     lines = result.stdout.splitlines()
     state_at = lines[0].index("STATE")
     assert {line[state_at:].split()[0] for line in lines[1:]} == {"Enabled", "Disabled"}
@@ -141,7 +144,7 @@ def test_show_describes_the_job_and_json_is_the_apis(cli: Cli, api: Api, collect
     assert shown["state"] == "Enabled"
     assert shown["action"] == "Http POST http://127.0.0.1:9/ping"
     assert shown["retry"] == "fixed, every 00:00:30, 2 retries"
-    assert shown["recurrence"] == "every 5 minutes"
+    assert shown["schedule"].startswith("every 5 minutes from "), shown["schedule"]
     assert cli.json("jobs", "show", "--job", "ping") == api.get(api.job(collection, "ping")).json()
 
     backoff = {"retryType": "Exponential", "retryInterval": "PT20S", "maxRetryInterval": "PT1H"}

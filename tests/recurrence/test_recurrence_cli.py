@@ -42,6 +42,30 @@ def test_whole_job_from_stdin_prints_utc_local_and_dst_marks() -> None:
     ]
 
 
+def test_the_schedule_in_words_goes_to_stderr_with_its_calendars(tmp_path: Path) -> None:
+    """The one describer of docs/recurrence.md; stdout keeps one line per execution."""
+    done = horarium("-", "--now", "2019-03-01T00:00:00Z", "--count", "1", stdin=json.dumps(DST_JOB))
+    assert done.stderr.splitlines() == ["schedule: every day at 02:30 America/Chicago"]
+    calendar = tmp_path / "off.json"
+    calendar.write_text(json.dumps({"properties": {"weekends": True}}))
+    job = {
+        "recurrence": {
+            "cron": "0 9 * * *",
+            "timeZone": "America/New_York",
+            "excludeCalendars": ["off"],
+            "onExcluded": "NextBusinessDay",
+        }
+    }
+    args = ("-", "--now", "2031-01-02T00:00:00Z", "--count", "2", "--calendar", f"off={calendar}")
+    moved = horarium(*args, stdin=json.dumps(job))
+    assert moved.returncode == 0, moved.stderr
+    assert moved.stderr.splitlines() == [
+        "schedule: every day at 09:00 America/New_York, except off (weekends);"
+        " moved to the next business day"
+    ]
+    assert len(moved.stdout.splitlines()) >= 2
+
+
 def test_properties_file_and_merged_mark(tmp_path: Path) -> None:
     path = tmp_path / "job.json"
     path.write_text(
@@ -187,7 +211,10 @@ def test_down_since_with_many_missed_says_how_many_are_not_listed() -> None:
         "2024-01-02T00:00:00Z  2024-01-02 00:00:00 UTC  [missed: runs]",
         "2024-01-02T01:00:00Z  2024-01-02 01:00:00 UTC",
     ]
-    assert done.stderr == "23 earlier missed executions are not listed\n"
+    assert done.stderr.splitlines() == [
+        "schedule: every hour from 2024-01-01 00:00 UTC",
+        "23 earlier missed executions are not listed",
+    ]
 
 
 def test_a_bad_policy_or_down_since_is_one_line_naming_the_field() -> None:

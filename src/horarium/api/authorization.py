@@ -42,6 +42,7 @@ ACTIONS: dict[str, Action] = {
     "JobCollections_Delete": Action(f"{_COLLECTIONS}/delete", Access.WRITE),
     "JobCollections_Enable": Action(f"{_COLLECTIONS}/enable/action", Access.WRITE),
     "JobCollections_Disable": Action(f"{_COLLECTIONS}/disable/action", Access.WRITE),
+    "JobCollections_ListUpcoming": Action(f"{_COLLECTIONS}/upcoming/read", Access.READ),
     "Jobs_List": Action(f"{_JOBS}/read", Access.READ),
     "Jobs_Get": Action(f"{_JOBS}/read", Access.READ),
     "Jobs_CreateOrUpdate": Action(f"{_JOBS}/write", Access.WRITE),

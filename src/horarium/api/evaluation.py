@@ -39,6 +39,18 @@ def _describe(series: Plan, instant: datetime, repeat: int | None) -> dict[str, 
     }
 
 
+def run_entry(series: Plan, run: Run, repeat: int | None) -> dict[str, Any]:
+    """One entry of an upcoming listing: an execution (`repeat`: its ordinal, or None when
+    unknown) or one a calendar skips (no repeatCount), with what the calendars did to it."""
+    if run.instant is None:
+        return {**_describe(series, run.scheduled[0], None), "skippedByCalendar": run.calendar}
+    entry = _describe(series, run.instant, repeat)
+    if run.calendar is not None:
+        entry["movedByCalendar"] = run.calendar
+        entry["scheduledExecutionTimes"] = [datetimes.format_instant(t) for t in run.scheduled]
+    return entry
+
+
 def _offset(local: datetime) -> str:
     minutes = int((local.utcoffset() or timedelta(0)).total_seconds()) // 60
     sign = "-" if minutes < 0 else "+"
@@ -99,20 +111,15 @@ def _listing(
     value: list[dict[str, Any]] = []
     repeat = first_repeat
     for run in runs:
+        entry = run_entry(series, run, repeat)
         if run.instant is None:  # skipped by a calendar: it does not run, nor count
-            value.append(
-                {**_describe(series, run.scheduled[0], None), "skippedByCalendar": run.calendar}
-            )
+            value.append(entry)
             continue
-        entry = _describe(series, run.instant, repeat)
         fate = fates[repeat - first_repeat] if repeat - first_repeat < len(fates) else None
         if fate is not None:
             entry["overdue"] = True
             entry["ifMissed"] = "Runs" if fate else "Postponed"
         repeat += 1
-        if run.calendar is not None:
-            entry["movedByCalendar"] = run.calendar
-            entry["scheduledExecutionTimes"] = [datetimes.format_instant(t) for t in run.scheduled]
         value.append(entry)
     listing: dict[str, Any] = {"value": value, "nextLink": None}
     if definition.get("executionPolicy") is not None:

@@ -49,6 +49,7 @@ def render(collection: CollectionRecord, job: JobRecord, style: WireStyle) -> di
             next_execution_at=job.next_execution_at,
         ),
         style=style,
+        schedule_set_at=job.schedule_set_at if style.described else None,
     )
 
 

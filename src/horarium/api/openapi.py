@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from horarium.api.calendar_schema import add_calendar_schemas
+from horarium.api.timeline_schema import add_timeline_schemas
 from horarium.model.notifications import EVENTS, MAX_NOTIFICATIONS, MAX_SECRET, MAX_URI
 
 SPEC = Path(__file__).with_name("scheduler-2016-03-01.json")
@@ -258,6 +259,10 @@ def azure_schemas() -> dict[str, Any]:
     schemas["UpcomingExecutionList"] = {
         "type": "object",
         "properties": {
+            "scheduleDescription": {
+                "type": "string",
+                "description": "The job's schedule in plain English (docs/recurrence.md §11).",
+            },
             "value": {"type": "array", "items": {"$ref": "#/components/schemas/UpcomingExecution"}},
             "nextLink": {"type": ["string", "null"]},
         },
@@ -274,6 +279,7 @@ def azure_schemas() -> dict[str, Any]:
     schemas["JobOutcomesListResult"] = _OUTCOMES
     schemas["EngineStatus"] = _ENGINE
     add_calendar_schemas(schemas)
+    add_timeline_schemas(schemas)
     return schemas
 
 

@@ -31,7 +31,8 @@ def parse_filter(value: str | None, field: str, allowed: tuple[str, ...]) -> str
 def next_link(
     request: Request, *, top: int | None, skip: int, shown: int, more: bool
 ) -> str | None:
-    """The URL of the following page, keeping api-version, $top and $filter; None at the end.
+    """The URL of the following page, keeping api-version, $top, $filter and $expand; None at
+    the end.
     It starts with `--public-url` when that is set (`app.state.public_url`), else with the
     request's own URL, whose Host the Host check has let through."""
     if not more:
@@ -42,9 +43,10 @@ def next_link(
     if top is not None:
         params.append(("$top", str(top)))
     params.append(("$skip", str(skip + shown)))
-    filter_value = request.query_params.get("$filter")
-    if filter_value:
-        params.append(("$filter", filter_value))
+    for kept in ("$filter", "$expand"):
+        value = request.query_params.get(kept)
+        if value:
+            params.append((kept, value))
     query = urlencode(params, safe="$'")
     public_url: str | None = getattr(request.app.state, "public_url", None)
     if public_url is None:

@@ -12,6 +12,7 @@ from horarium.api import (
     backfill_ops,
     calendar_ops,
     collection_ops,
+    collection_upcoming,
     history_ops,
     job_ops,
     upcoming,
@@ -70,6 +71,15 @@ JobPart = Annotated[str, Path(description="The job name.")]
 Top = Annotated[int | None, Query(alias="$top", ge=1, le=100, description="Page size, 1..100.")]
 Skip = Annotated[
     int | None, Query(alias="$skip", ge=0, le=2_000_000_000, description="Entries to skip.")
+]
+# Read by `wire.style_for`; declared here so that /openapi.json documents it.
+Expand = Annotated[
+    str | None,
+    Query(
+        alias="$expand",
+        description="Horarium: `scheduleDescription` adds the job's schedule in plain English"
+        " (read-only `properties.scheduleDescription`); without it the answer is Azure's.",
+    ),
 ]
 
 
@@ -267,6 +277,7 @@ async def list_jobs(
     filter: Annotated[
         str | None, Query(alias="$filter", description="state eq Enabled|Disabled|…")
     ] = None,
+    expand: Expand = None,
 ) -> Response:
     state = parse_filter(filter, "state", enums.JOB_STATES)
     offset = skip or 0
@@ -287,7 +298,9 @@ async def list_jobs(
     responses=_ok("JobDefinition", 200),
     response_class=ArmJSONResponse,
 )
-async def get_job(request: Request, name: Collection, jobName: JobPart) -> Response:
+async def get_job(
+    request: Request, name: Collection, jobName: JobPart, expand: Expand = None
+) -> Response:
     style = style_for(request)
     return ArmJSONResponse(await _read(request, lambda c: job_ops.get(c, name, jobName, style)))
 
@@ -419,6 +432,36 @@ async def post_upcoming(
     now = _now()
     return ArmJSONResponse(
         await _read(request, lambda c: upcoming.for_definition(c, name, jobName, raw, count, now))
+    )
+
+
+@router.get(
+    COLLECTION + "/upcoming",
+    operation_id="JobCollections_ListUpcoming",
+    responses=_ok("CollectionUpcomingList", 200),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def get_collection_upcoming(
+    request: Request,
+    name: Collection,
+    start: Annotated[
+        str | None,
+        Query(alias="from", description="ISO 8601 (UTC without an offset); default: now."),
+    ] = None,
+    end: Annotated[
+        str | None,
+        Query(alias="to", description="Exclusive; default: 24 hours after from; at most 7 days."),
+    ] = None,
+) -> Response:
+    """The executions of every job of the collection from `from` to `to`, with daylight
+    saving, calendar, jitter and pause marks (the dashboard's timeline)."""
+    now = _now()
+    first, last = collection_upcoming.read_window(start, end, now)
+    return ArmJSONResponse(
+        await _read(
+            request, lambda c: collection_upcoming.for_collection(c, name, first, last, now)
+        )
     )
 
 

@@ -51,7 +51,24 @@ def style_for(request: Request) -> WireStyle:
     CHANGELOG 1.1.3 bug, never fixed in 7.x): it gets ISO 8601; every other client gets the
     live service's TimeSpans."""
     agent = request.headers.get("user-agent", "").lower()
-    return WireStyle(iso_durations="azsdk-python-mgmt-scheduler" in agent)
+    return WireStyle(
+        iso_durations="azsdk-python-mgmt-scheduler" in agent,
+        described=expands_description(request.query_params.get("$expand")),
+    )
+
+
+EXPANDABLE = "scheduleDescription"  # `$expand` of a job's answers (a Horarium extension)
+
+
+def expands_description(value: str | None) -> bool:
+    """`$expand=scheduleDescription` (any case): job answers carry the schedule in words.
+    Without it they are exactly Azure's; any other value is a 400."""
+    if value is None:
+        return False
+    if value.strip().lower() != EXPANDABLE.lower():
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        raise BadRequest(f"$expand: {shown!r} is not supported; the one value is {EXPANDABLE}")
+    return True
 
 
 def read_json(raw: bytes) -> Any:

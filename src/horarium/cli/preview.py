@@ -1,4 +1,5 @@
-"""`horarium preview FILE`: print a job's next executions, one per line.
+"""`horarium preview FILE`: print a job's next executions, one per line (and first, on
+standard error, the schedule in words: ``schedule: weekdays at 09:00 Europe/Paris``).
 
 Each line: the UTC instant (ISO 8601), then the wall-clock time in the job's zone, then what
 daylight saving time and exclusion calendars (`--calendar NAME=FILE`) did, if anything::
@@ -46,6 +47,7 @@ from horarium.recurrence import (
     Plan,
     RecurrenceError,
     Run,
+    describe,
     outline,
     plan,
     preview,
@@ -118,9 +120,11 @@ def run(
         missed = _missed(compiled, created) if since is not None else []
         wanted = len(preview(properties, now=since or created, count=len(missed) + count))
         runs = outline(compiled, compiled.created, wanted) if wanted else []
+        described = describe(properties, created=compiled.created)
     except RecurrenceError as error:
         print(f"error: {error}", file=err)
         return USAGE_ERROR
+    print(f"schedule: {described}", file=err)
     effective = policy_of({"executionPolicy": policy or {}})
     if policy is not None:
         print(f"# executionPolicy: {describe_policy(effective)}", file=out)

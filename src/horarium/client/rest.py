@@ -24,6 +24,7 @@ from horarium.client.names import CalendarRef, CollectionRef, JobRef, collection
 API_VERSION = "2016-03-01"
 TIMEOUT_SECONDS = 30.0
 NOT_FOUND = "ResourceNotFound"
+EXPAND, DESCRIPTION = "$expand", "scheduleDescription"  # a job's schedule in words (Horarium)
 
 
 @dataclass(frozen=True)
@@ -126,13 +127,20 @@ class HorariumClient:
 
     # -- jobs ----------------------------------------------------------------------------------
 
-    def list_jobs(self, ref: CollectionRef, *, state: str | None = None) -> Listing:
-        """Every job of a collection (by name), or those in one state."""
+    def list_jobs(
+        self, ref: CollectionRef, *, state: str | None = None, described: bool = False
+    ) -> Listing:
+        """Every job of a collection (by name), or those in one state; `described`: with
+        Horarium's `properties.scheduleDescription`."""
         params = {"$filter": f"state eq {state}"} if state else {}
+        if described:
+            params[EXPAND] = DESCRIPTION
         return self._every_page(ref.path + "/jobs", params)
 
-    def get_job(self, job: JobRef) -> dict[str, Any]:
-        return self._json(self._call("GET", job.path))
+    def get_job(self, job: JobRef, *, described: bool = False) -> dict[str, Any]:
+        """The job; `described`: with Horarium's `properties.scheduleDescription`."""
+        params = {EXPAND: DESCRIPTION} if described else None
+        return self._json(self._call("GET", job.path, params=params))
 
     def find_job(self, job: JobRef) -> dict[str, Any] | None:
         """The job, or None when it (or its collection) does not exist."""
@@ -180,6 +188,14 @@ class HorariumClient:
     def upcoming(self, job: JobRef, count: int) -> Listing:
         """The job's next `count` executions (a Horarium extension)."""
         return self._page(self._call("GET", job.path + "/upcoming", params={"count": count}))
+
+    def collection_upcoming(
+        self, ref: CollectionRef, start: str | None = None, end: str | None = None
+    ) -> dict[str, Any]:
+        """The executions of every job of a collection in [start, end) (ISO 8601; default: the
+        next 24 hours), a Horarium extension: `{"from", "to", "jobs": [...]}`."""
+        params = {k: v for k, v in (("from", start), ("to", end)) if v is not None}
+        return self._json(self._call("GET", ref.path + "/upcoming", params=params))
 
     # -- exclusion calendars (a Horarium extension) --------------------------------------------
 

@@ -141,9 +141,11 @@ def is_framing_header(name: str) -> bool:
 @dataclass(frozen=True)
 class WireStyle:
     """How durations go out: TimeSpan (the live service) or ISO 8601 (for azure-mgmt-scheduler
-    7.x, which cannot read TimeSpans)."""
+    7.x, which cannot read TimeSpans); `described`: a job's answer carries Horarium's
+    `scheduleDescription` (asked with `$expand=scheduleDescription`)."""
 
     iso_durations: bool = False
+    described: bool = False
 
     def duration(self, stored: str) -> str:
         value = parse_duration(stored, "duration")

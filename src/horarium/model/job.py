@@ -21,6 +21,11 @@ from horarium.model.names import JOB_TYPE
 from horarium.model.pause import PAUSE, parse_pause, shown, without_since
 from horarium.model.pause import SHAPE as PAUSE_SHAPE
 from horarium.recurrence import MODES as ON_EXCLUDED
+from horarium.recurrence import RecurrenceError, describe
+
+# Horarium's read-only extension of a job's answer: its timing in plain English
+# (`horarium.recurrence.describe`), ignored when sent back.
+DESCRIPTION = "scheduleDescription"
 
 MAX_JOB_BYTES = 16 * 1024
 RECURRENCE_FREQUENCIES = ("Second", *enums.FREQUENCIES, "Year")  # Second, Year: Horarium's
@@ -200,8 +205,10 @@ def render_job(
     state: str,
     status: JobStatus,
     style: WireStyle,
+    schedule_set_at: datetime | None = None,
 ) -> dict[str, Any]:
-    """The job as the live service returned it (property order included)."""
+    """The job as the live service returned it (property order included); with
+    `schedule_set_at` (a stored job), also its `scheduleDescription`."""
     recurrence = definition.get("recurrence")
     has_zone = bool(recurrence and recurrence.get("timeZone"))
     properties: dict[str, Any] = {}
@@ -215,6 +222,10 @@ def render_job(
     properties["state"] = enums.camel(state)
     if PAUSE in definition:  # Horarium extension
         properties[PAUSE] = shown(definition[PAUSE])
+    if schedule_set_at is not None:
+        described = describe_schedule(definition, schedule_set_at)
+        if described is not None:
+            properties[DESCRIPTION] = described
     if state != JobState.DISABLED:
         properties["status"] = _render_status(status)
     return {
@@ -223,6 +234,15 @@ def render_job(
         "name": f"{collection}/{name}",
         "properties": properties,
     }
+
+
+def describe_schedule(definition: dict[str, Any], created: datetime) -> str | None:
+    """A stored definition's timing in plain English; None if it cannot be read (a
+    definition stored by an older version that no longer validates)."""
+    try:
+        return describe(definition, created=created)
+    except (RecurrenceError, ValueError):
+        return None
 
 
 def _render_recurrence(recurrence: dict[str, Any], has_zone: bool) -> dict[str, Any]:

@@ -25,6 +25,8 @@ Public surface (other packages import only these names):
   their properties from the definition's internal `resolvedCalendars` (`RESOLVED`);
   `read_calendar` validates a calendar's properties; `outline(plan, start, count)` lists runs
   and skipped executions with the calendar that moved or skipped them.
+- `describe(properties, *, created=None, calendars=None) -> str`: the timing in plain English
+  (``weekdays at 09:15 Europe/Paris; 10 times``), validated as `plan` does, nothing computed.
 - `cron_shortest_gap(expression) -> timedelta`: the shortest wall-clock gap between two runs
   of a `recurrence.cron` expression (for plan quotas).
 - `read_duration(text) -> timedelta`: a TimeSpan or ISO 8601 duration, as Horarium reads them
@@ -39,6 +41,7 @@ Decisions where the design doc is silent: docs/recurrence.md.
 from horarium.recurrence.api import Occurrence, Plan, RecurrenceError, parse_instant
 from horarium.recurrence.calendars import read_calendar
 from horarium.recurrence.cron import cron_shortest_gap
+from horarium.recurrence.describe import describe
 from horarium.recurrence.durations import read_duration
 from horarium.recurrence.excluding import (
     MODES,
@@ -59,6 +62,7 @@ __all__ = [
     "RecurrenceError",
     "Run",
     "cron_shortest_gap",
+    "describe",
     "exclusion_names",
     "outline",
     "parse_instant",

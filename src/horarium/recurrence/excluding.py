@@ -43,6 +43,7 @@ __all__ = [
     "ExcludingPlan",
     "Placement",
     "Run",
+    "exclusion_mode",
     "exclusion_names",
     "outline",
     "plan",
@@ -101,7 +102,8 @@ def exclusion_names(properties: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _mode(properties: Mapping[str, Any]) -> str:
+def exclusion_mode(properties: Mapping[str, Any]) -> str:
+    """`recurrence.onExcluded` in its canonical spelling (validated); `Skip` when absent."""
     recurrence = _lookup(properties, "recurrence")
     value = _lookup(recurrence, "onExcluded") if isinstance(recurrence, Mapping) else None
     if value is None:
@@ -135,7 +137,7 @@ def plan(properties: Mapping[str, Any], *, created: datetime) -> Plan:
     exclude (an `ExcludingPlan`) when `recurrence.excludeCalendars` is given."""
     base = plan_series(properties, created=created)
     names = exclusion_names(properties)
-    mode = _mode(properties)
+    mode = exclusion_mode(properties)
     if not names or not base.recurring:
         return base
     return ExcludingPlan(base, _calendars(properties, names, base), mode)

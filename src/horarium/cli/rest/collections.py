@@ -1,9 +1,10 @@
-"""`horarium collections list|show|put|delete|enable|disable` over the REST API."""
+"""`horarium collections list|show|upcoming|put|delete|enable|disable` over the REST API."""
 
 from __future__ import annotations
 
 import re
 from typing import IO, Any
+from zoneinfo import ZoneInfo
 
 import click
 
@@ -23,6 +24,7 @@ from horarium.cli.rest.output import (
     print_resource,
     text,
 )
+from horarium.cli.rest.timeline import instant_param, print_timeline, read_zone
 from horarium.client import CollectionRef
 
 SKUS = ("Free", "Standard", "P10Premium", "P20Premium", "Seconds")
@@ -108,6 +110,42 @@ def list_collections(
     where = f"the resource group {resource_group}" if resource_group else "the subscription"
     empty = f"No job collections in {where} ({subscription})."
     print_listing(listing, as_json, COLLECTION_HEADERS, _row, empty=empty)
+
+
+@collections.command()
+@collection_options(positional=True)
+@click.option(
+    "--from", "start", default=None, help="ISO 8601 (without an offset: in --zone); default: now."
+)
+@click.option(
+    "--to", "end", default=None, help="Exclusive; default: 24 hours after --from; at most 7 days."
+)
+@click.option(
+    "--zone",
+    default=None,
+    callback=read_zone,
+    help="IANA zone the times are shown in (default UTC).",
+)
+@json_option
+@connection_options
+def upcoming(
+    connection: Connection,
+    collection: CollectionRef,
+    start: str | None,
+    end: str | None,
+    zone: ZoneInfo,
+    as_json: bool,
+) -> None:
+    """What runs when: every job's executions in a window, by time, with calendar, daylight
+    saving, jitter and pause marks (a Horarium extension; one request)."""
+    with connection.client() as client:
+        answer = client.collection_upcoming(
+            collection, instant_param(start, zone), instant_param(end, zone)
+        )
+    if as_json:
+        emit_json(answer)
+    else:
+        print_timeline(answer, zone, str(collection))
 
 
 @collections.command()

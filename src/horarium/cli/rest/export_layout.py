@@ -41,12 +41,16 @@ def calendar_document(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in READ_ONLY}
 
 
+JOB_READ_ONLY = ("status", "scheduleDescription")  # a job's properties only the service sets
+
+
 def job_document(body: dict[str, Any]) -> dict[str, Any]:
-    """A job as the API answered it, without what only the service sets (its status)."""
+    """A job as the API answered it, without what only the service sets (its status and
+    `scheduleDescription`)."""
     document = {k: v for k, v in body.items() if k not in READ_ONLY}
     properties = document.get("properties")
     if isinstance(properties, dict):
-        document["properties"] = {k: v for k, v in properties.items() if k != "status"}
+        document["properties"] = {k: v for k, v in properties.items() if k not in JOB_READ_ONLY}
     return document
 
 

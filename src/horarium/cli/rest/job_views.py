@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from horarium.cli.rest.output import NONE, cut, dig, room_left, table, text, when
+from horarium.recurrence import RecurrenceError, describe
 
-JOB_HEADERS = ("NAME", "STATE", "NEXT RUN", "LAST RUN", "EXECUTIONS", "FAILURES", "FAULTED")
-JOB_NUMBERS = (4, 5, 6)
+JOB_HEADERS = (
+    *("NAME", "STATE", "SCHEDULE", "NEXT RUN", "LAST RUN"),
+    *("EXECUTIONS", "FAILURES", "FAULTED"),
+)
+JOB_NUMBERS = (5, 6, 7)
 HISTORY_HEADERS = ("TIME", "ACTION", "STATUS", "RETRY", "MESSAGE")
 UPCOMING_HEADERS = ("EXECUTION (UTC)", "LOCAL TIME", "ZONE", "REPEAT", "NOTE")
 # With executions already due that no process has run yet (a Horarium extension of upcoming).
@@ -35,6 +39,7 @@ def job_row(body: dict[str, Any]) -> list[str]:
     return [
         short_name(body),
         paused_state(word(dig(body, "properties", "state")), dig(body, "properties", "pause")),
+        schedule_text(body),
         when(dig(status, "nextExecutionTime")),
         when(dig(status, "lastExecutionTime")),
         _count(status, "executionCount"),
@@ -78,22 +83,19 @@ def describe_retry(action: Any) -> str:
     return f"fixed, every {interval}, {count} retries"
 
 
-def describe_recurrence(recurrence: Any) -> str:
-    """`every 5 minute`, with count, end time, zone and schedule; `once` without recurrence."""
-    if not isinstance(recurrence, dict):
-        return "once"
-    interval = recurrence.get("interval", 1)
-    unit = text(recurrence.get("frequency")).lower() + ("" if interval == 1 else "s")
-    described = f"every {interval} {unit}"
-    if "count" in recurrence:
-        described += f", {recurrence['count']} times"
-    if "endTime" in recurrence:
-        described += f", until {when(recurrence['endTime'])}"
-    if "timeZone" in recurrence:
-        described += f", in {text(recurrence['timeZone'])}"
-    if "schedule" in recurrence:
-        described += f", schedule {text(recurrence['schedule'])}"
-    return described
+def schedule_text(body: dict[str, Any]) -> str:
+    """The job's schedule in words: the API's `scheduleDescription` (asked for with
+    `$expand`), else the same describer run here (a server that does not write it)."""
+    properties = dig(body, "properties")
+    told = dig(properties, "scheduleDescription")
+    if isinstance(told, str):
+        return told
+    if not isinstance(properties, dict):
+        return NONE
+    try:
+        return describe(properties)
+    except (RecurrenceError, TypeError, ValueError):
+        return text(properties.get("recurrence"))
 
 
 def pause_pairs(pause: Any) -> list[tuple[str, str]]:
@@ -136,7 +138,7 @@ def job_pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
         ("retry", describe_retry(action)),
         ("error action", describe_action(error_action) if error_action else NONE),
         ("start", when(properties.get("startTime"))),
-        ("recurrence", describe_recurrence(properties.get("recurrence"))),
+        ("schedule", schedule_text(body)),
         *policy_pairs(properties.get("executionPolicy")),
         ("next run", when(dig(status, "nextExecutionTime"))),
         ("last run", when(dig(status, "lastExecutionTime"))),
@@ -179,6 +181,17 @@ def overdue_row(entry: dict[str, Any]) -> list[str]:
 
 
 def upcoming_row(entry: dict[str, Any]) -> list[str]:
+    return [
+        when(entry.get("executionTime")),
+        when(entry.get("localTime")),
+        text(entry.get("timeZone")),
+        text(entry.get("repeatCount")),
+        "; ".join(execution_notes(entry)),
+    ]
+
+
+def execution_notes(entry: dict[str, Any]) -> list[str]:
+    """What calendars and daylight saving did to an entry of an upcoming listing."""
     notes = []
     if entry.get("skippedByCalendar"):
         notes.append(f"skipped: calendar {entry['skippedByCalendar']} excludes it")
@@ -189,10 +202,4 @@ def upcoming_row(entry: dict[str, Any]) -> list[str]:
         notes.append(f"moved: {text(entry.get('scheduledLocalTime'))[11:]} does not exist")
     if entry.get("mergedByFallBack"):
         notes.append("merged: the hour repeats")
-    return [
-        when(entry.get("executionTime")),
-        when(entry.get("localTime")),
-        text(entry.get("timeZone")),
-        text(entry.get("repeatCount")),
-        "; ".join(notes),
-    ]
+    return notes

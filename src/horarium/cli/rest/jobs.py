@@ -56,9 +56,10 @@ def jobs() -> None:
 def list_jobs(
     connection: Connection, collection: CollectionRef, state: str | None, as_json: bool
 ) -> None:
-    """The jobs of a collection: state, next and last run, executions, failures, faulted."""
+    """The jobs of a collection: state, schedule, next and last run, executions, failures,
+    faulted."""
     with connection.client() as client:
-        listing = client.list_jobs(collection, state=state)
+        listing = client.list_jobs(collection, state=state, described=not as_json)
     empty = f"No {state + ' ' if state else ''}jobs in the collection {collection}."
     print_listing(listing, as_json, JOB_HEADERS, job_row, empty=empty, right=JOB_NUMBERS)
 
@@ -70,7 +71,7 @@ def list_jobs(
 def show(connection: Connection, job: JobRef, as_json: bool) -> None:
     """One job: action, retries, schedule, next and last run, counts."""
     with connection.client() as client:
-        body = client.get_job(job)
+        body = client.get_job(job, described=not as_json)
     print_resource(body, as_json, job_pairs)
 
 

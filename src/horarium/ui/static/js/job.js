@@ -3,7 +3,7 @@
 import { call, paths } from "./api.js";
 import { barChart } from "./chart.js";
 import { badge, capital, confirmAction, errorBox, h, heading, pager, replace, table } from "./dom.js";
-import { duration, parseTime, pauseText, relative, schedule, utc, wallClock } from "./format.js";
+import { duration, parseTime, pauseText, relative, utc, wallClock } from "./format.js";
 import { jobsLink } from "./collections.js";
 import { failureFate, statusOf } from "./outcomes.js";
 
@@ -63,7 +63,10 @@ export async function jobPage(view, [group, collection, name]) {
   }
 
   async function loadJob() {
-    const [job, collectionInfo] = await Promise.all([call("GET", path), call("GET", paths.collection(group, collection))]);
+    const [job, collectionInfo] = await Promise.all([
+      call("GET", path, { query: { $expand: "scheduleDescription" } }),
+      call("GET", paths.collection(group, collection)),
+    ]);
     const props = job.properties ?? {};
     jobProps = props;
     held = holdOf(props, collectionInfo);
@@ -80,7 +83,7 @@ export async function jobPage(view, [group, collection, name]) {
     const item = (term, value) => [h("dt", {}, term), h("dd", {}, value)];
     parts.summary.replaceChildren(h("dl", { class: "summary" },
       ...(props.pause ? item("Paused", pauseText(props.pause)) : []),
-      item("Schedule", schedule(props)),
+      item("Schedule", props.scheduleDescription ?? "—"),
       ...(props.executionPolicy ? item("Execution policy", policyLine(props.executionPolicy).textContent) : []),
       item("Next run", status.nextExecutionTime ? `${utc(status.nextExecutionTime)} UTC (${relative(status.nextExecutionTime)})` : "—"),
       item("Last run", status.lastExecutionTime ? `${utc(status.lastExecutionTime)} UTC (${relative(status.lastExecutionTime)})` : "—"),
@@ -89,7 +92,8 @@ export async function jobPage(view, [group, collection, name]) {
       item("Faulted", String(status.faultedCount ?? 0)),
       item("Action", `${props.action?.type ?? ""} ${props.action?.request?.method ?? ""} ${props.action?.request?.uri ?? ""}`.trim()),
     ));
-    parts.definition.textContent = JSON.stringify(job, null, 2);
+    const { scheduleDescription: _, ...definition } = props; // shown as the API answers without $expand
+    parts.definition.textContent = JSON.stringify({ ...job, properties: definition }, null, 2);
   }
 
   async function loadUpcoming() {
@@ -106,11 +110,11 @@ export async function jobPage(view, [group, collection, name]) {
       { title: "#", class: "num", cell: (e) => e.repeatCount ?? "" },
       { title: "UTC", class: "when", cell: (e) => utc(e.executionTime) },
       { title: "Local time", class: "when", cell: (e) => h("span", { title: `UTC${e.utcOffset}` }, wallClock(e.localTime)) },
-      { title: "DST", class: "mark", cell: dst },
+      { title: "DST", class: "marks", cell: dst },
     ];
     // Calendars: a skipped execution does not run (nor count); a moved one runs at another time.
     if (found.some((e) => e.skippedByCalendar || e.movedByCalendar)) {
-      columns.push({ title: "Calendar", class: "mark", cell: (e) => {
+      columns.push({ title: "Calendar", class: "marks", cell: (e) => {
         if (e.skippedByCalendar) return h("span", { class: "calendar-skipped" }, `skipped: excluded by ${e.skippedByCalendar}`);
         if (e.movedByCalendar) return h("span", { class: "calendar-moved", title: (e.scheduledExecutionTimes ?? []).map(utc).join(", ") }, `moved by ${e.movedByCalendar}`);
         return "";
@@ -119,12 +123,12 @@ export async function jobPage(view, [group, collection, name]) {
     // A Disabled or paused job, or one of a collection that is not Enabled, runs none of these
     // before it is enabled (a pause's end enables it).
     if (found.some(heldAt) && Number.isFinite(held.until)) {
-      columns.push({ title: "Runs?", class: "mark", cell: (e) => (heldAt(e) ? h("span", { class: "held" }, "does not run") : "") });
+      columns.push({ title: "Runs?", class: "marks", cell: (e) => (heldAt(e) ? h("span", { class: "held" }, "does not run") : "") });
     }
     const rowClass = (e) => (e.skippedByCalendar ? "calendar-skipped-row" : heldAt(e) ? "held-row" : e.overdue ? "overdue-row" : null);
     // Executions already due that no process has run yet: what executionPolicy.missed does.
     if (found.some((e) => e.overdue)) {
-      columns.push({ title: "Overdue", class: "mark", cell: (e) => (e.overdue
+      columns.push({ title: "Overdue", class: "marks", cell: (e) => (e.overdue
         ? h("span", { class: "overdue", title: "Due already; once found later than the grace period, the missed policy decides" },
           e.ifMissed === "Runs" ? "runs if missed" : "postponed if missed")
         : "") });

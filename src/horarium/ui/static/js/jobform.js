@@ -150,13 +150,13 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
     try {
       const found = await call("POST", `${paths.job(group, collection, previewName)}/upcoming`,
         { body: probe, query: { count: PREVIEW_COUNT } });
-      if (ticket === asked) drawPreview(found.value, null, found.executionPolicy);
+      if (ticket === asked) drawPreview(found.value, null, found.executionPolicy, found.scheduleDescription);
     } catch (e) {
       if (ticket === asked && e.status !== 401) drawPreview(null, e);
     }
   }
 
-  function drawPreview(executions, error, policy) {
+  function drawPreview(executions, error, policy, described) {
     preview.classList.remove("busy");
     preview.dataset.version = String(Number(preview.dataset.version) + 1);
     clearErrors();
@@ -183,7 +183,8 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
         e.movedByCalendar ? h("span", { class: "calendar-moved" }, `moved by ${e.movedByCalendar}`) : null,
         e.movedBySpringForward ? h("span", { class: "dst" }, `moved: ${wallClock(e.scheduledLocalTime)} does not exist`) : null,
         e.mergedByFallBack ? h("span", { class: "dst" }, "fall back: runs once") : null)));
-    replace(preview, title, policy ? policyLine(policy) : null, rows.length
+    const words = described ? h("p", { class: "muted", id: "preview-schedule" }, described) : null;
+    replace(preview, title, words, policy ? policyLine(policy) : null, rows.length
       ? h("ol", { id: "preview-list" }, rows)
       : h("p", { class: "muted" }, "It would not run (the series is over)."));
   }

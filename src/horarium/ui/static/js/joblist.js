@@ -7,7 +7,7 @@ import { bulkBar } from "./bulk.js";
 import { calendarsCard } from "./calendars.js";
 import { add, badge, h, heading, pager, table } from "./dom.js";
 import { outcomeStrip, statusOf } from "./outcomes.js";
-import { inZone, parseTime, pauseText, relative, schedule, utc, wallClock } from "./format.js";
+import { inZone, parseTime, pauseText, relative, utc, wallClock } from "./format.js";
 
 const PAGE = 50;
 const OUTCOMES = 10; // the strip's length: the newest outcomes of each job
@@ -71,7 +71,7 @@ export async function jobsPage(view, [group, collection]) {
     { title: "", class: "select", cell: tick },
     { title: "Name", sort: "name", cell: link },
     { title: "State", sort: "state", cell: (j) => badge(j.properties?.state) },
-    { title: "Schedule", class: "wrap small", cell: (j) => schedule(j.properties) },
+    { title: "Schedule", class: "wrap small", cell: (j) => j.properties?.scheduleDescription ?? "—" },
     { title: `Last ${OUTCOMES} outcomes`, cell: strip },
     { title: "Next run (UTC)", sort: "next", class: "when", cell: (j) => {
       const next = j.properties?.status?.nextExecutionTime;
@@ -188,7 +188,8 @@ export async function jobsPage(view, [group, collection]) {
     state.loading = true;
     state.jobs = [];
     draw();
-    const query = state.filter ? { $filter: `state eq ${state.filter}` } : {};
+    // $expand: each job's schedule in words, from the API's one describer.
+    const query = { $expand: "scheduleDescription", ...(state.filter ? { $filter: `state eq ${state.filter}` } : {}) };
     const [jobs] = await Promise.all([
       listAll(`${base}/jobs`, { query, progress: (found) => { state.jobs = [...found]; redraw(); } }),
       loadOutcomes(),
@@ -214,6 +215,7 @@ export async function jobsPage(view, [group, collection]) {
     heading(collection,
       badge(info.properties?.state),
       h("span", { class: "muted" }, info.properties?.sku?.name ?? ""),
+      h("a", { class: "button", id: "timeline-link", href: `#/timeline/${encodeURIComponent(group)}/${encodeURIComponent(collection)}` }, "Timeline"),
       h("a", { class: "button primary", id: "new-job", href: `#/new/${encodeURIComponent(group)}/${encodeURIComponent(collection)}` }, "New job")),
     pauseNote(info.properties?.pause, "collection-pause", "None of its jobs runs until then."),
     attention,

@@ -9,6 +9,7 @@ import { jobFormPage } from "./jobform.js";
 import { jobPage } from "./job.js";
 import { jobsPage } from "./joblist.js";
 import { signInPage } from "./signin.js";
+import { timelinePage } from "./timeline.js";
 
 // [pattern, page, section highlighted in the navigation]; captured parts are URI-encoded.
 const ROUTES = [
@@ -16,6 +17,7 @@ const ROUTES = [
   [/^#\/collections$/, collectionsPage, "collections"],
   [/^#\/jobs\/([^/]+)\/([^/]+)$/, jobsPage, "collections"],
   [/^#\/job\/([^/]+)\/([^/]+)\/([^/]+)$/, jobPage, "collections"],
+  [/^#\/timeline\/([^/]+)\/([^/]+)$/, timelinePage, "collections"],
   [/^#\/calendar\/([^/]+)\/([^/]+)\/([^/]+)$/, calendarPage, "collections"],
   [/^#\/new\/([^/]+)\/([^/]+)$/, jobFormPage, "collections"],
   [/^#\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, jobFormPage, "collections"],
