@@ -96,20 +96,22 @@ _UPCOMING = {
 }
 
 
+def list_result(item: str) -> dict[str, Any]:
+    """The schema of a list answer (`value`, `nextLink`) of the component schema `item`."""
+    return {
+        "type": "object",
+        "properties": {
+            "value": {"type": "array", "items": {"$ref": f"#/components/schemas/{item}"}},
+            "nextLink": {"type": ["string", "null"]},
+        },
+    }
+
+
 def add_calendar_schemas(schemas: dict[str, Any]) -> None:
     """Add the calendar schemas to the document's component schemas."""
     schemas["CalendarProperties"] = _CALENDAR_PROPERTIES
     schemas["CalendarDefinition"] = _CALENDAR
-    schemas["CalendarListResult"] = {
-        "type": "object",
-        "properties": {
-            "value": {
-                "type": "array",
-                "items": {"$ref": "#/components/schemas/CalendarDefinition"},
-            },
-            "nextLink": {"type": ["string", "null"]},
-        },
-    }
+    schemas["CalendarListResult"] = list_result("CalendarDefinition")
     recurrence = dict(schemas["JobRecurrence"])
     recurrence["properties"] = {**recurrence["properties"], **_RECURRENCE}
     schemas["JobRecurrence"] = recurrence

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from horarium.api.calendar_schema import list_result
 from horarium.api.ping_limits import BURST, PER_SECOND
 from horarium.api.ping_ops import MAX_BODY
 from horarium.model.durations import format_timespan
@@ -99,20 +100,10 @@ _CHECK_IN = {
 }
 
 
-def _list(item: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "value": {"type": "array", "items": {"$ref": f"#/components/schemas/{item}"}},
-            "nextLink": {"type": ["string", "null"]},
-        },
-    }
-
-
 def add_monitor_schemas(schemas: dict[str, Any]) -> None:
     """Add the monitor schemas to the document's component schemas."""
     schemas["MonitorProperties"] = _PROPERTIES
     schemas["MonitorDefinition"] = _RESOURCE
-    schemas["MonitorListResult"] = _list("MonitorDefinition")
+    schemas["MonitorListResult"] = list_result("MonitorDefinition")
     schemas["CheckIn"] = _CHECK_IN
-    schemas["CheckInListResult"] = _list("CheckIn")
+    schemas["CheckInListResult"] = list_result("CheckIn")

@@ -3,14 +3,13 @@ monitors (a Horarium extension, docs/monitors.md)."""
 
 from __future__ import annotations
 
-import json
-from typing import IO, Any
+from typing import IO
 
 import click
 
 from horarium.cli.rest.confirming import confirm_delete, yes_option
 from horarium.cli.rest.connection import Connection, connection_options
-from horarium.cli.rest.json_input import JsonDocument, document_name, read_document
+from horarium.cli.rest.json_input import document_name, read_document, resource_body
 from horarium.cli.rest.monitor_views import (
     CHECK_IN_HEADERS,
     MONITOR_HEADERS,
@@ -58,13 +57,6 @@ def show(connection: Connection, monitor: MonitorRef, as_json: bool) -> None:
     print_resource(body, as_json, monitor_pairs)
 
 
-def _body(document: JsonDocument) -> Any:
-    """The resource as the file gives it, or the file's object as its `properties`."""
-    if "properties" in document.value:
-        return document.raw
-    return json.dumps({"properties": document.value}).encode()
-
-
 @monitors.command()
 @click.argument("file", type=click.File("r"))
 @click.option(
@@ -88,7 +80,7 @@ def put(
     document = read_document(file, "monitor")
     ref = collection.monitor(document_name(document, monitor, monitor_named, "--monitor NAME"))
     with connection.client() as client:
-        written = client.put_monitor(ref, _body(document))
+        written = client.put_monitor(ref, resource_body(document))
     if as_json:
         emit_json(written.body)
         return
