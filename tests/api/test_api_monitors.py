@@ -194,6 +194,19 @@ def test_next_expected_honours_calendars(api: Api) -> None:
     assert all(_instant(e["executionTime"]).weekday() < 5 for e in runs)
     assert _instant(shown["nextExpected"]) == _instant(runs[0]["executionTime"])
 
+    # the calendar now excludes every day but Sundays (weekends no more): the expected check-in
+    # moves to the next Sunday
+    every_day = [(datetime.now(UTC).date() + timedelta(days=d)) for d in range(9)]
+    closed = [d.isoformat() for d in every_day if d.weekday() != 6]
+    changed = api.put(
+        api.collection(collection) + "/calendars/weekdays", {"properties": {"dates": closed}}
+    )
+    assert changed.status_code == 200, changed.text
+    moved = _instant(_properties(api, collection, "daily")["nextExpected"])
+    assert moved.weekday() == 6 and moved != _instant(shown["nextExpected"])
+    refused = api.delete(api.collection(collection) + "/calendars/weekdays")
+    assert refused.status_code == 409 and "monitor daily" in error_of(refused)["message"]
+
 
 # -- check-ins ------------------------------------------------------------------------------------
 

@@ -224,6 +224,13 @@ def expected_after(
     return compile_plan(definition, schedule_set_at).after(at)
 
 
+def expected_from(
+    definition: dict[str, Any], schedule_set_at: datetime, at: datetime
+) -> datetime | None:
+    """The first expected instant at or after `at` (None: the series has ended)."""
+    return compile_plan(definition, schedule_set_at).at_or_after(at)
+
+
 def monitor_listing(
     definition: dict[str, Any], schedule_set_at: datetime, start: datetime | None, count: int
 ) -> dict[str, Any]:

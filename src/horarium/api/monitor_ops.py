@@ -25,13 +25,11 @@ from horarium.model.monitor import (
     MonitorStatus,
     MonitorView,
     check_monitor_name,
-    grace_of,
-    max_runtime_of,
     parse_monitor,
     render_check_in,
     render_monitor,
 )
-from horarium.model.monitor_status import Watch, due_at
+from horarium.model.monitor_status import due_at, watch_of
 from horarium.model.names import CollectionName
 from horarium.model.schedule import lists_calendars
 from horarium.store.resources import monitors
@@ -81,17 +79,6 @@ async def require(conn: AsyncConnection, collection: CollectionRecord, name: str
             f"{name}' under resource group '{collection.resource_group}' was not found."
         )
     return found
-
-
-def watch_of(definition: dict[str, Any], /, **values: Any) -> Watch:
-    """The `Watch` of a monitor with `definition` and the status columns in `values`."""
-    return Watch(
-        status=values["status"],
-        expected_at=values["expected_at"],
-        started_at=values["started_at"],
-        grace=grace_of(definition),
-        max_runtime=max_runtime_of(definition),
-    )
 
 
 async def put(

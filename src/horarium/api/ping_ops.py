@@ -10,11 +10,10 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.api import evaluation
-from horarium.api.monitor_ops import watch_of
 from horarium.api.offload import evaluate
 from horarium.model.errors import NotFound
 from horarium.model.monitor import CheckInKind
-from horarium.model.monitor_status import checked_in
+from horarium.model.monitor_status import checked_in, watch_of
 from horarium.model.names import CollectionName
 from horarium.model.schedule import lists_calendars
 from horarium.store.core import monitor_events

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from horarium.model.datetimes import format_instant
 from horarium.model.durations import format_timespan
-from horarium.model.monitor import CheckInKind, MonitorStatus
+from horarium.model.monitor import CheckInKind, MonitorStatus, grace_of, max_runtime_of
 from horarium.model.notifications import MONITOR_DOWN, MONITOR_LATE, MONITOR_UP
 
 
@@ -28,6 +29,18 @@ class Watch:
     started_at: datetime | None  # a `start` whose success has not come
     grace: timedelta
     max_runtime: timedelta | None
+
+
+def watch_of(definition: dict[str, Any], /, **values: Any) -> Watch:
+    """The `Watch` of a monitor with `definition` and the status columns in `values` (status,
+    expected_at, started_at; others are ignored)."""
+    return Watch(
+        status=values["status"],
+        expected_at=values["expected_at"],
+        started_at=values["started_at"],
+        grace=grace_of(definition),
+        max_runtime=max_runtime_of(definition),
+    )
 
 
 @dataclass(frozen=True)

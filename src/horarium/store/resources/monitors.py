@@ -82,6 +82,12 @@ async def page(
     return [_record(row) for row in await conn.execute(query)]
 
 
+async def all_of(conn: AsyncConnection, collection_id: int) -> list[MonitorRecord]:
+    """The collection's monitors, by name (at most as many as its plan allows)."""
+    query = select(*_COLUMNS).where(_m.collection_id == collection_id).order_by(_m.key)
+    return [_record(row) for row in await conn.execute(query)]
+
+
 async def count(conn: AsyncConnection, collection_id: int) -> int:
     query = select(func.count()).select_from(monitors).where(_m.collection_id == collection_id)
     return int((await conn.execute(query)).scalar() or 0)
