@@ -397,6 +397,9 @@ def test_openapi_documents_monitors(server: ServerProcess) -> None:
     assert any(p.endswith("/monitors/{monitorName}/checkIns") for p in paths)
     assert any(p.endswith("/monitors/{monitorName}/regeneratePingUrl") for p in paths)
     assert paths["/ping/{token}"]["get"]["security"] == []
+    assert paths["/ping/{token}/{signal}"]["post"]["security"] == []
+    operations = [o["operationId"] for ops in paths.values() for o in ops.values()]
+    assert len(operations) == len(set(operations))
     schemas = document["components"]["schemas"]
     assert "pingUrl" in schemas["MonitorProperties"]["properties"]
     events = schemas["JobCollectionNotification"]["properties"]["events"]["items"]["enum"]

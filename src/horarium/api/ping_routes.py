@@ -102,26 +102,32 @@ def _signal(signal: str) -> tuple[CheckInKind, int | None]:
     )
 
 
-@router.api_route(
-    "/ping/{token}",
-    methods=["GET", "POST"],
-    operation_id="Monitors_CheckIn",
-    openapi_extra=_NO_AUTH,
-    responses=_ANSWERS,
-)
 async def ping(request: Request, token: Token) -> Response:
     """A success check-in."""
     return await _ping(request, token, CheckInKind.SUCCESS, None)
 
 
-@router.api_route(
-    "/ping/{token}/{signal}",
-    methods=["GET", "POST"],
-    operation_id="Monitors_CheckInSignal",
-    openapi_extra=_NO_AUTH,
-    responses=_ANSWERS,
-)
 async def ping_signal(request: Request, token: Token, signal: Signal) -> Response:
     """`start` (a run began: `maxRuntime` counts from here), `fail`, or the run's exit code."""
     kind, code = _signal(signal)
     return await _ping(request, token, kind, code)
+
+
+# One route per method, so that each OpenAPI operation has an id of its own.
+for _method, _suffix in (("POST", ""), ("GET", "ByGet")):
+    router.add_api_route(
+        "/ping/{token}",
+        ping,
+        methods=[_method],
+        operation_id=f"Monitors_CheckIn{_suffix}",
+        openapi_extra=_NO_AUTH,
+        responses=_ANSWERS,
+    )
+    router.add_api_route(
+        "/ping/{token}/{signal}",
+        ping_signal,
+        methods=[_method],
+        operation_id=f"Monitors_CheckInSignal{_suffix}",
+        openapi_extra=_NO_AUTH,
+        responses=_ANSWERS,
+    )
