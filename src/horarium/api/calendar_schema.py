@@ -47,19 +47,26 @@ _CALENDAR_PROPERTIES = {
     },
 }
 
-_CALENDAR = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "readOnly": True},
-        "type": {
-            "type": "string",
-            "readOnly": True,
-            "examples": ["Microsoft.Scheduler/jobCollections/calendars"],
+
+def member_resource(kind: str, properties: str) -> dict[str, Any]:
+    """The schema of a collection's member resource (`jobCollections/{kind}`) in ARM's shape,
+    its `properties` the component schema `properties`."""
+    return {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "readOnly": True},
+            "type": {
+                "type": "string",
+                "readOnly": True,
+                "examples": [f"Microsoft.Scheduler/jobCollections/{kind}"],
+            },
+            "name": {"type": "string", "readOnly": True},
+            "properties": {"$ref": f"#/components/schemas/{properties}"},
         },
-        "name": {"type": "string", "readOnly": True},
-        "properties": {"$ref": "#/components/schemas/CalendarProperties"},
-    },
-}
+    }
+
+
+_CALENDAR = member_resource("calendars", "CalendarProperties")
 
 _RECURRENCE = {
     "excludeCalendars": {

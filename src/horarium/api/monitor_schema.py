@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from horarium.api.calendar_schema import list_result
+from horarium.api.calendar_schema import list_result, member_resource
 from horarium.api.ping_limits import BURST, PER_SECOND
 from horarium.api.ping_ops import MAX_BODY
 from horarium.model.durations import format_timespan
@@ -62,19 +62,7 @@ _PROPERTIES = {
     },
 }
 
-_RESOURCE = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "readOnly": True},
-        "type": {
-            "type": "string",
-            "readOnly": True,
-            "examples": ["Microsoft.Scheduler/jobCollections/monitors"],
-        },
-        "name": {"type": "string", "readOnly": True},
-        "properties": {"$ref": "#/components/schemas/MonitorProperties"},
-    },
-}
+_RESOURCE = member_resource("monitors", "MonitorProperties")
 
 _CHECK_IN = {
     "type": "object",
