@@ -293,7 +293,7 @@ def test_missed_check_in_turns_late_then_down_then_up(
     api: Api, server: ServerProcess, receiver: http_receiver.Receiver
 ) -> None:
     collection = _notifying_collection(api, receiver, "/hook")
-    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=5)
     recurrence = {"frequency": "Hour"}
     body = _created(api, collection, "cron-job", startTime=_stamp(due), recurrence=recurrence)
     body["properties"].update(grace="00:00:02")

@@ -22,9 +22,10 @@ from tests.support import wait_until
 pytestmark = pytest.mark.postgres
 
 MONITORS = 20
-# Long enough for every MonitorLate to be delivered (and its outbox row settled) before the
-# kill: a node killed while holding undelivered rows would hold them for its lease (120 s).
-GRACE_SECONDS = 8
+# Long enough for the workers to start on a loaded machine and for every MonitorLate to be
+# delivered (and its outbox row settled) before the kill: a node killed while holding
+# undelivered rows would hold them for its lease (120 s).
+GRACE_SECONDS = 12
 
 
 @pytest.fixture
@@ -57,12 +58,11 @@ def test_each_change_is_decided_once_across_nodes_and_a_failover(
             "secret": "cluster-secret-0123",
         }
         make_collection(nodes.http, notifications=[hook])
-        nodes.start_workers()
-        due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=6)
+        due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=10)
         properties: dict[str, Any] = {
             "startTime": due.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "recurrence": {"frequency": "Hour"},
-            "grace": f"00:00:0{GRACE_SECONDS}",
+            "grace": f"00:00:{GRACE_SECONDS:02d}",
         }
 
         def put(i: int) -> None:
@@ -72,7 +72,9 @@ def test_each_change_is_decided_once_across_nodes_and_a_failover(
 
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(put, range(MONITORS)))
+        # (a monitor made after `due` would expect its first check-in an hour later)
         assert datetime.now(UTC) < due, "the monitors were made too slowly for this test"
+        nodes.start_workers()
 
         wait_until(lambda: _count(receiver, "MonitorLate") == MONITORS, "every MonitorLate")
         kill_workers(nodes.workers[:1])  # the other node decides every MonitorDown
