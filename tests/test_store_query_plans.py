@@ -15,8 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.model.names import CollectionName
 from horarium.store.core.db import migrate
-from horarium.store.core.schema import jobs
+from horarium.store.core.schema import jobs, monitors
 from horarium.store.resources import collections as collections_store
+from horarium.store.resources import monitors as monitors_store
+from horarium.store.runs import monitor_checks
 from horarium.store.runs.store import Runs
 from horarium.store.runs.vocabulary import Decision, DueJob, FaultJob
 from tests.database_fixtures import db_url as db_url
@@ -222,3 +224,50 @@ async def test_a_collections_recent_outcomes_read_each_jobs_newest_entries_by_in
             assert "(job_id=? AND id>?)" in plan, plan
         else:  # ten index steps per job
             assert "Limit" in plan and "Seq Scan on job_history" not in plan, plan
+
+
+async def store_monitors(db: AsyncEngine, count: int, due: int) -> None:
+    """`count` monitors over 10 collections: `due` of them due at NOW, the others later."""
+    await store_collections(db, subscriptions=1, per_subscription=10)
+    rows = [
+        {
+            "collection_id": 1 + i % 10,
+            "key": f"m{i}",
+            "name": f"m{i}",
+            "definition": {"recurrence": {"frequency": "Hour"}, "grace": "00:05:00"},
+            "state": "Enabled",
+            "schedule_set_at": NOW - timedelta(days=1),
+            "token_sha256": f"{i:064x}",
+            "status": "Up",
+            "expected_at": NOW + timedelta(minutes=i % 60),
+            "due_at": NOW - timedelta(seconds=1)
+            if i < due
+            else NOW + timedelta(minutes=1 + i % 60),
+            "created_at": NOW,
+            "updated_at": NOW,
+        }
+        for i in range(count)
+    ]
+    async with db.begin() as conn:
+        await conn.execute(insert(monitors), rows)
+        if db.dialect.name == "postgresql":
+            await conn.execute(text("ANALYZE monitors"))
+
+
+async def test_monitor_checks_and_check_ins_read_monitors_by_index(db_url: str) -> None:
+    """The engine's look for due monitors and a check-in's token lookup stay on indexes: their
+    cost does not grow with monitors that are not due."""
+    async with migrated(db_url) as db:
+        await store_monitors(db, count=3000, due=20)
+        with captured(db) as seen:
+            assert await monitor_checks.next_due(db) is not None
+            judged = await monitor_checks.judge_due(db, NOW)
+            async with db.begin() as conn:
+                found = await monitors_store.by_token(conn, f"{7:064x}")
+        assert judged.looked == 20 and found is not None and found.monitor.name == "m7"
+        reads = [s for s in seen if s[0].lstrip().upper().startswith("SELECT")]
+        assert len(reads) == 3
+        for statement in reads:
+            plan = await plan_of(db, statement)
+            assert "SCAN monitors" not in plan and "Seq Scan on monitors" not in plan, plan
+            assert "due_at" in plan or "token_sha256" in plan, plan

@@ -12,12 +12,13 @@ exception goes in `exception` (JSON) or on the lines after it (text). Start-up l
 line of a JSON log is one object.
 
 Nothing secret is logged: callers pass names, never tokens, keys or passwords (the database URL
-is shown without its password)."""
+is shown without its password); a check-in's path is shown without its ping token."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -30,6 +31,26 @@ _EVENT = "horarium_event"  # LogRecord attributes of an event: its name and fiel
 _FIELDS = "horarium_fields"
 
 _format = "text"
+
+# A check-in's path holds its monitor's ping token: access lines show `/ping/***` instead.
+_PING_TOKEN = re.compile(r"^(/ping/)[^/?#]+", re.IGNORECASE)
+
+
+def redact_path(path: str) -> str:
+    """`path` as a log may show it (a check-in's token hidden)."""
+    return _PING_TOKEN.sub(r"\1***", path)
+
+
+class _RedactAccess(logging.Filter):
+    """uvicorn's access lines, their path passed through `redact_path`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if record.name == "uvicorn.access" and isinstance(args, tuple) and len(args) == 5:
+            path = args[2]
+            if isinstance(path, str):
+                record.args = (args[0], args[1], redact_path(path), args[3], args[4])
+        return True
 
 
 def event(logger: logging.Logger, level: int, name: str, /, **fields: Any) -> None:
@@ -97,6 +118,7 @@ def setup(log_format: str = "text", level: str = "info") -> None:
     _format = log_format
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler.addFilter(_RedactAccess())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)

@@ -363,7 +363,8 @@ def test_the_sdk_and_the_openapi_document_read_collections_with_notifications(
         client.close()
     schemas = api.http.get("/openapi.json").json()["components"]["schemas"]
     notification = schemas["JobCollectionNotification"]
-    assert notification["properties"]["events"]["items"]["enum"] == ALL_EVENTS
+    monitor_events = ["MonitorLate", "MonitorDown", "MonitorUp"]  # docs/monitors.md
+    assert notification["properties"]["events"]["items"]["enum"] == ALL_EVENTS + monitor_events
     assert "secret" in notification["properties"]
     listed = schemas["JobCollectionProperties"]["properties"]["notifications"]
     assert listed["items"] == {"$ref": "#/components/schemas/JobCollectionNotification"}

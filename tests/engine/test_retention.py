@@ -1,5 +1,6 @@
-"""History retention (1,000 entries per job, 60 days) and deletion of jobs ended 60 days ago;
-and the claim queries stay on indexes, so their cost does not grow with jobs that are not due."""
+"""History retention (1,000 entries per job, 60 days; monitors' check-ins alike) and deletion of
+jobs ended 60 days ago; and the claim queries stay on indexes, so their cost does not grow with
+jobs that are not due."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.cleanup import clean_once
 from horarium.engine.scheduler import Scheduler
-from horarium.store.core.schema import job_history, jobs
+from horarium.store.core.schema import job_history, jobs, monitor_check_ins, monitors
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 
@@ -58,6 +59,63 @@ async def test_history_older_than_sixty_days_is_deleted(
     await _add_history(db, job, 2, T0 - timedelta(days=59))
     await clean_once(db, clock)
     assert len(await store.history(job)) == 2
+
+
+async def _monitor(db: AsyncEngine, store: Store, name: str) -> int:
+    """A monitor row in the collection of a job made for it."""
+    job = await store.add(f"of-{name}", {"action": http("http://127.0.0.1:9/")})
+    async with db.begin() as conn:
+        collection = (
+            await conn.execute(select(jobs.c.collection_id).where(jobs.c.id == job))
+        ).scalar()
+        made = await conn.execute(
+            insert(monitors).values(
+                collection_id=collection,
+                key=name,
+                name=name,
+                definition={"recurrence": {"frequency": "Hour"}, "grace": "00:05:00"},
+                state="Enabled",
+                schedule_set_at=T0,
+                token_sha256=name.ljust(64, "0"),
+                status="New",
+                created_at=T0,
+                updated_at=T0,
+            )
+        )
+    return int(made.inserted_primary_key[0])
+
+
+async def _check_ins(db: AsyncEngine, monitor: int, n: int, at: Any) -> None:
+    rows = [
+        {"monitor_id": monitor, "kind": "Success", "received_at": at, "body": f"check-in {i}"}
+        for i in range(n)
+    ]
+    async with db.begin() as conn:
+        await conn.execute(insert(monitor_check_ins), rows)
+
+
+async def _bodies(db: AsyncEngine, monitor: int) -> list[str]:
+    query = (
+        select(monitor_check_ins.c.body)
+        .where(monitor_check_ins.c.monitor_id == monitor)
+        .order_by(monitor_check_ins.c.id.desc())
+    )
+    async with db.connect() as conn:
+        return list((await conn.execute(query)).scalars())
+
+
+async def test_check_ins_are_kept_as_history_is(
+    store: Store, db: AsyncEngine, clock: FakeClock
+) -> None:
+    busy, old = await _monitor(db, store, "busy"), await _monitor(db, store, "old")
+    await _check_ins(db, busy, 1100, T0)
+    await _check_ins(db, old, 3, T0 - timedelta(days=61))
+    await _check_ins(db, old, 2, T0 - timedelta(days=59))
+    counts = await clean_once(db, clock)
+    assert counts["checkInsTrimmed"] == 100 and counts["checkInsAged"] == 3
+    kept = await _bodies(db, busy)
+    assert len(kept) == 1000 and kept[-1] == "check-in 100"  # the oldest 100 went
+    assert len(await _bodies(db, old)) == 2
 
 
 async def test_completed_and_faulted_jobs_are_deleted_sixty_days_after_they_ended(

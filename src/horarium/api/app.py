@@ -16,10 +16,11 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from horarium import ui
-from horarium.api import dashboard_routes, openapi, probes
+from horarium.api import dashboard_routes, monitor_routes, openapi, ping_routes, probes
 from horarium.api.audit import Audit
 from horarium.api.authentication import Authentication, Authenticator
 from horarium.api.hosts import LOOPBACK_NAMES, HostCheck
+from horarium.api.monitor_ops import PING_PATH
 from horarium.api.request_metrics import RequestMetrics
 from horarium.api.routes import router
 from horarium.api.unavailable import Unavailable
@@ -54,6 +55,9 @@ _WORDS = {
         "disable",
         "failures",
         "engine",
+        "monitors",
+        "checkIns",
+        "regeneratePingUrl",
     )
 }
 # Where names sit in "/".split parts (parts[0] is the empty string before the first "/"):
@@ -137,6 +141,8 @@ def create_api(
     app.state.authenticator = authenticator
     app.include_router(router)
     app.include_router(dashboard_routes.router)
+    app.include_router(monitor_routes.router)
+    app.include_router(ping_routes.router)
     app.include_router(probes.router)
     openapi.install(app)
     ui_paths = ui.install(app)
@@ -180,7 +186,12 @@ def create_api(
 
     public_paths = {"/openapi.json", *ui_paths}
     public_paths |= probes.public_paths(metrics_public)
-    app.add_middleware(Authentication, authenticator=authenticator, public_paths=public_paths)
+    app.add_middleware(
+        Authentication,
+        authenticator=authenticator,
+        public_paths=public_paths,
+        public_prefixes=(PING_PATH,),
+    )
     app.add_middleware(Unavailable)
 
     @app.middleware("http")
@@ -197,7 +208,8 @@ def create_api(
         return response
 
     app.add_middleware(Audit)
-    app.add_middleware(RequestMetrics, routers=(router, dashboard_routes.router, probes.router))
+    routers = (router, dashboard_routes.router, monitor_routes.router, ping_routes.router)
+    app.add_middleware(RequestMetrics, routers=(*routers, probes.router))
     app.add_middleware(CanonicalPaths)
     app.add_middleware(HostCheck, allowed=frozenset(allowed_hosts))
     return app

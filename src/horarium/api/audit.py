@@ -1,6 +1,6 @@
 """The audit log: one event `api.write` on logger `horarium.audit` for every write to the
-management API (PUT, PATCH, DELETE, POST except the read-only preview `POST …/upcoming`), refused
-ones too, with the fields
+management API (PUT, PATCH, DELETE, POST except the read-only preview `POST …/upcoming` and
+check-ins, `/ping/…`), refused ones too, with the fields
 
     {"principal": "ci-deploy", "method": "PUT", "path": "/subscriptions/…/jobs/j", "status": 201}
 
@@ -22,8 +22,12 @@ WRITE_METHODS = frozenset({"PUT", "PATCH", "DELETE", "POST"})
 
 
 def is_write(method: str, path: str) -> bool:
-    return method in WRITE_METHODS and not (
-        method == "POST" and path.rstrip("/").lower().endswith("/upcoming")
+    """A write to the management API; check-ins (`/ping/…`) are not (their path holds their
+    token, which no log may show)."""
+    return (
+        method in WRITE_METHODS
+        and not (method == "POST" and path.rstrip("/").lower().endswith("/upcoming"))
+        and not path.lower().startswith("/ping/")
     )
 
 

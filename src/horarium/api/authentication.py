@@ -2,11 +2,12 @@
 <token>`, a Horarium API key or, when an OpenID Connect issuer is configured, a JWT of it.
 
 A pure ASGI middleware rather than a FastAPI dependency: it runs before routing, so every path
-but the public documents (/openapi.json, /docs) needs a caller, also paths that match no route
-(a 404 tells nothing to a stranger) and requests FastAPI would reject as malformed first. A
-refusal is 401 with `WWW-Authenticate: Bearer` and ARM's `AuthenticationFailed` error; the
-caller, once known, is at `scope["state"]["principal"]` (`request.state.principal`) for
-authorization and the audit log. The token itself is never logged nor repeated in an answer."""
+but the public documents (/openapi.json, /docs) and check-ins (/ping/…) needs a caller, also
+paths that match no route (a 404 tells nothing to a stranger) and requests FastAPI would reject
+as malformed first. A refusal is 401 with `WWW-Authenticate: Bearer` and ARM's
+`AuthenticationFailed` error; the caller, once known, is at `scope["state"]["principal"]`
+(`request.state.principal`) for authorization and the audit log. The token itself is never
+logged nor repeated in an answer."""
 
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ class Authenticator:
 
 
 class Authentication:
-    """ASGI middleware: a caller for every http request outside `public_paths`.
+    """ASGI middleware: a caller for every http request outside `public_paths` and the paths
+    that start with one of `public_prefixes` (check-ins: their token is their credential).
     `authenticator` None (`--auth none`): every caller is ANONYMOUS, a contributor to all."""
 
     def __init__(
@@ -88,13 +90,19 @@ class Authentication:
         *,
         authenticator: Authenticator | None,
         public_paths: Collection[str],
+        public_prefixes: tuple[str, ...] = (),
     ) -> None:
         self.app = app
         self.authenticator = authenticator
         self.public_paths = frozenset(public_paths)
+        self.public_prefixes = public_prefixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in self.public_paths:
+        if (
+            scope["type"] != "http"
+            or scope["path"] in self.public_paths
+            or scope["path"].startswith(self.public_prefixes)
+        ):
             await self.app(scope, receive, send)
             return
         try:

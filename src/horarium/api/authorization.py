@@ -31,6 +31,7 @@ class Action:
 _COLLECTIONS = "jobCollections"
 _JOBS = "jobCollections/jobs"
 _CALENDARS = "jobCollections/calendars"
+_MONITORS = "jobCollections/monitors"
 
 # Every operation of horarium.api.routes (its operation_id) and the action it performs.
 ACTIONS: dict[str, Action] = {
@@ -58,6 +59,14 @@ ACTIONS: dict[str, Action] = {
     "Calendars_Get": Action(f"{_CALENDARS}/read", Access.READ),
     "Calendars_CreateOrUpdate": Action(f"{_CALENDARS}/write", Access.WRITE),
     "Calendars_Delete": Action(f"{_CALENDARS}/delete", Access.WRITE),
+    # Horarium's check-in monitors (the check-ins themselves need no caller: api.ping_routes)
+    "Monitors_List": Action(f"{_MONITORS}/read", Access.READ),
+    "Monitors_Get": Action(f"{_MONITORS}/read", Access.READ),
+    "Monitors_CreateOrUpdate": Action(f"{_MONITORS}/write", Access.WRITE),
+    "Monitors_Delete": Action(f"{_MONITORS}/delete", Access.WRITE),
+    "Monitors_RegeneratePingUrl": Action(f"{_MONITORS}/regeneratePingUrl/action", Access.WRITE),
+    "Monitors_ListCheckIns": Action(f"{_MONITORS}/checkIns/read", Access.READ),
+    "Monitors_ListUpcoming": Action(f"{_MONITORS}/upcoming/read", Access.READ),
     # Horarium's dashboard extensions (horarium.api.dashboard_routes)
     "Failures_List": Action(f"{_JOBS}/history/read", Access.READ),
     "JobCollections_ListOutcomes": Action(f"{_JOBS}/history/read", Access.READ),
@@ -109,4 +118,6 @@ def _scope(params: dict[str, str]) -> str:
         scope += f"/jobs/{params['jobName']}"
     if "calendarName" in params:
         scope += f"/calendars/{params['calendarName']}"
+    if "monitorName" in params:
+        scope += f"/monitors/{params['monitorName']}"
     return scope

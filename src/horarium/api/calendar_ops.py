@@ -2,9 +2,11 @@
 
 A job that lists calendars (`recurrence.excludeCalendars`) is stored with a copy of their
 properties (`resolvedCalendars`, never rendered), so that the engine computes its series from
-the definition alone. `resolve` makes that copy when a job is written; a calendar write rewrites
-every job of the collection that lists it (version bumped, next execution computed again) in
-the same transaction; deleting a calendar that a job lists is refused (409).
+the definition alone (a check-in monitor too). `resolve` makes that copy when a job or monitor
+is written; a calendar write rewrites every job of the collection that lists it (version
+bumped, next execution computed again), and every monitor (its expected check-in computed
+again), in the same transaction; deleting a calendar that a job or monitor lists is refused
+(409).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from horarium.api.offload import evaluate
 from horarium.model.calendar import check_calendar_name, parse_calendar, render_calendar
 from horarium.model.errors import BadRequest, Conflict, NotFound
 from horarium.model.keys import lookup
+from horarium.model.monitor_status import due_at, watch_of
 from horarium.model.names import CollectionName
 from horarium.model.schedule import lists_calendars
 from horarium.recurrence import RESOLVED, RecurrenceError, exclusion_names
-from horarium.store.resources import calendars, run_requests
-from horarium.store.resources.calendars import CalendarRecord, StoredJob
+from horarium.store.resources import calendars, monitors, run_requests
+from horarium.store.resources.calendars import CalendarRecord
 from horarium.store.resources.collections import CollectionRecord
 
 MAX_CALENDARS_PER_COLLECTION = 100
@@ -85,13 +88,20 @@ async def delete(conn: AsyncConnection, name: CollectionName, calendar_name: str
     collection = await require_collection(conn, name, lock=True)
     calendar = await require(conn, collection, calendar_name)
     users = [
-        j.name for j in await calendars.stored_jobs(conn, collection.id) if _lists(j, calendar.name)
+        j.name
+        for j in await calendars.stored_jobs(conn, collection.id)
+        if _lists(j.definition, calendar.name)
+    ]
+    users += [
+        f"monitor {m.name}"
+        for m in await monitors.all_of(conn, collection.id)
+        if _lists(m.definition, calendar.name)
     ]
     if users:
         shown = ", ".join(repr(u) for u in users[:10]) + (" …" if len(users) > 10 else "")
         raise Conflict(
             f"Calendar '{calendar.name}' is listed in recurrence.excludeCalendars of"
-            f" {len(users)} job(s) ({shown}); remove it from them first.",
+            f" {len(users)} job(s) or monitor(s) ({shown}); remove it from them first.",
             code="CalendarInUse",
         )
     await calendars.delete_one(conn, calendar.id)
@@ -132,9 +142,9 @@ def _names(definition: dict[str, Any]) -> tuple[str, ...]:
         raise BadRequest(f"properties.{error}") from error
 
 
-def _lists(job: StoredJob, calendar_name: str) -> bool:
+def _lists(definition: dict[str, Any], calendar_name: str) -> bool:
     try:
-        names = exclusion_names(job.definition)
+        names = exclusion_names(definition)
     except RecurrenceError:
         return False
     return calendar_name.lower() in (n.lower() for n in names)
@@ -145,20 +155,17 @@ async def _reschedule(
 ) -> None:
     """Give every job that lists the calendar its new copy, and its next execution again:
     the first run at or after now (or its due execution, when that is earlier), or, while an
-    engine process runs the due one, the first run after that."""
+    engine process runs the due one, the first run after that; and every monitor that lists it
+    its new copy (`_refresh_monitors`)."""
     users = [
-        j for j in await calendars.stored_jobs(conn, collection.id) if _lists(j, calendar_name)
+        j
+        for j in await calendars.stored_jobs(conn, collection.id)
+        if _lists(j.definition, calendar_name)
     ]
-    if not users:
-        return
     by_key = {c.name.lower(): c for c in await calendars.all_of(conn, collection.id)}
+    await _refresh_monitors(conn, collection, calendar_name, by_key, now)
     for job in users:
-        resolved = {}
-        for listed in exclusion_names(job.definition):
-            found = by_key.get(listed.lower())
-            if found is not None:
-                resolved[found.name] = found.properties
-        definition = {**job.definition, RESOLVED: resolved}
+        definition = _resolved(job.definition, by_key)
         values: dict[str, Any] = {"definition": definition}
         due = job.next_execution_at
         if job.state == "Enabled" and due is not None:
@@ -180,3 +187,46 @@ async def _reschedule(
             ):
                 values["state"] = "Completed"
         await calendars.rewrite_job(conn, job.id, now, **values)
+
+
+def _resolved(definition: dict[str, Any], by_key: dict[str, CalendarRecord]) -> dict[str, Any]:
+    """`definition` with new copies of the calendars it lists."""
+    resolved = {}
+    for listed in exclusion_names(definition):
+        found = by_key.get(listed.lower())
+        if found is not None:
+            resolved[found.name] = found.properties
+    return {**definition, RESOLVED: resolved}
+
+
+async def _refresh_monitors(
+    conn: AsyncConnection,
+    collection: CollectionRecord,
+    calendar_name: str,
+    by_key: dict[str, CalendarRecord],
+    now: datetime,
+) -> None:
+    """Give every monitor that lists the calendar its new copy; one waiting for a check-in
+    still to come expects the first instant at or after now under it."""
+    for monitor in await monitors.all_of(conn, collection.id):
+        if not _lists(monitor.definition, calendar_name):
+            continue
+        definition = _resolved(monitor.definition, by_key)
+        values: dict[str, Any] = {"definition": definition}
+        waiting = monitor.expected_at is not None and monitor.expected_at > now
+        if monitor.state == "Enabled" and waiting:
+            expected = await evaluate(
+                lists_calendars(definition),
+                evaluation.expected_from,
+                definition,
+                monitor.schedule_set_at,
+                now,
+            )
+            watch = watch_of(
+                definition,
+                status=monitor.status,
+                expected_at=expected,
+                started_at=monitor.started_at,
+            )
+            values.update(expected_at=expected, due_at=due_at(watch, now))
+        await monitors.update_one(conn, monitor.id, now, **values)

@@ -47,19 +47,26 @@ _CALENDAR_PROPERTIES = {
     },
 }
 
-_CALENDAR = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "readOnly": True},
-        "type": {
-            "type": "string",
-            "readOnly": True,
-            "examples": ["Microsoft.Scheduler/jobCollections/calendars"],
+
+def member_resource(kind: str, properties: str) -> dict[str, Any]:
+    """The schema of a collection's member resource (`jobCollections/{kind}`) in ARM's shape,
+    its `properties` the component schema `properties`."""
+    return {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "readOnly": True},
+            "type": {
+                "type": "string",
+                "readOnly": True,
+                "examples": [f"Microsoft.Scheduler/jobCollections/{kind}"],
+            },
+            "name": {"type": "string", "readOnly": True},
+            "properties": {"$ref": f"#/components/schemas/{properties}"},
         },
-        "name": {"type": "string", "readOnly": True},
-        "properties": {"$ref": "#/components/schemas/CalendarProperties"},
-    },
-}
+    }
+
+
+_CALENDAR = member_resource("calendars", "CalendarProperties")
 
 _RECURRENCE = {
     "excludeCalendars": {
@@ -96,20 +103,22 @@ _UPCOMING = {
 }
 
 
+def list_result(item: str) -> dict[str, Any]:
+    """The schema of a list answer (`value`, `nextLink`) of the component schema `item`."""
+    return {
+        "type": "object",
+        "properties": {
+            "value": {"type": "array", "items": {"$ref": f"#/components/schemas/{item}"}},
+            "nextLink": {"type": ["string", "null"]},
+        },
+    }
+
+
 def add_calendar_schemas(schemas: dict[str, Any]) -> None:
     """Add the calendar schemas to the document's component schemas."""
     schemas["CalendarProperties"] = _CALENDAR_PROPERTIES
     schemas["CalendarDefinition"] = _CALENDAR
-    schemas["CalendarListResult"] = {
-        "type": "object",
-        "properties": {
-            "value": {
-                "type": "array",
-                "items": {"$ref": "#/components/schemas/CalendarDefinition"},
-            },
-            "nextLink": {"type": ["string", "null"]},
-        },
-    }
+    schemas["CalendarListResult"] = list_result("CalendarDefinition")
     recurrence = dict(schemas["JobRecurrence"])
     recurrence["properties"] = {**recurrence["properties"], **_RECURRENCE}
     schemas["JobRecurrence"] = recurrence

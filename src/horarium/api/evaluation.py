@@ -212,3 +212,34 @@ def occurrences(series: Plan, start: datetime, end: datetime) -> list[datetime]:
             if len(found) > MAX_BACKFILL:
                 break
     return found
+
+
+# -- check-in monitors: their expected instants are a job's series ---------------------------------
+
+
+def first_expected(definition: dict[str, Any], created: datetime) -> datetime | None:
+    """The first instant a check-in is expected by a monitor whose schedule is set at
+    `created`: its series' first instant after `created` (a job without startTime also runs at
+    `created` itself; a monitor made then expects no check-in yet)."""
+    return compile_plan(definition, created).after(created)
+
+
+def expected_after(
+    definition: dict[str, Any], schedule_set_at: datetime, at: datetime
+) -> datetime | None:
+    """The first expected instant after a check-in at `at` (None: the series has ended)."""
+    return compile_plan(definition, schedule_set_at).after(at)
+
+
+def expected_from(
+    definition: dict[str, Any], schedule_set_at: datetime, at: datetime
+) -> datetime | None:
+    """The first expected instant at or after `at` (None: the series has ended)."""
+    return compile_plan(definition, schedule_set_at).at_or_after(at)
+
+
+def monitor_listing(
+    definition: dict[str, Any], schedule_set_at: datetime, start: datetime | None, count: int
+) -> dict[str, Any]:
+    """A monitor's next expected check-ins from `start`, listed as a job's upcoming runs."""
+    return _listing(compile_plan(definition, schedule_set_at), start, 1, count, definition)

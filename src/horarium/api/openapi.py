@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from horarium.api.calendar_schema import add_calendar_schemas
+from horarium.api.monitor_schema import add_monitor_schemas
 from horarium.api.timeline_schema import add_timeline_schemas
 from horarium.model.notifications import EVENTS, MAX_NOTIFICATIONS, MAX_SECRET, MAX_URI
 
@@ -280,6 +281,7 @@ def azure_schemas() -> dict[str, Any]:
     schemas["EngineStatus"] = _ENGINE
     add_calendar_schemas(schemas)
     add_timeline_schemas(schemas)
+    add_monitor_schemas(schemas)
     return schemas
 
 
@@ -347,7 +349,8 @@ def _add_notifications(schemas: dict[str, Any]) -> None:
                 " allowed attempt; JobFaulted: the job became Faulted; ExecutionPostponed:"
                 " missed executions were not run; ExecutionSkipped: an execution was not run"
                 " (executionPolicy.overlap Skip); JobRecovered: the job's main action succeeded"
-                " after a fault.",
+                " after a fault; MonitorLate, MonitorDown, MonitorUp: a check-in monitor"
+                " became Late, Down, or Up again (docs/monitors.md).",
             },
             "uri": {"type": "string", "format": "uri", "maxLength": MAX_URI},
             "secret": {

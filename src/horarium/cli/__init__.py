@@ -1,6 +1,6 @@
 """`horarium` command line: serve, worker (`serving`), preview, keys, secrets, backup, restore
-(`backups`), migrate (`migrating`); and over the REST API, collections, jobs, calendars, export,
-import (`horarium.cli.rest`).
+(`backups`), migrate (`migrating`); and over the REST API, collections, jobs, calendars, monitors,
+export, import (`horarium.cli.rest`).
 
 Every option of `serve` / `worker` also reads HORARIUM_<OPTION> (dashes become underscores).
 """

@@ -6,7 +6,7 @@ commands that never call the API do not pay for it."""
 from typing import TYPE_CHECKING
 
 from horarium.client.errors import ApiRefused, ClientError, Unreachable
-from horarium.client.names import CalendarRef, CollectionRef, JobRef, check_segment
+from horarium.client.names import CalendarRef, CollectionRef, JobRef, MonitorRef, check_segment
 
 if TYPE_CHECKING:
     from horarium.client.rest import API_VERSION, HorariumClient, Listing, Written
@@ -31,6 +31,7 @@ __all__ = [
     "HorariumClient",
     "JobRef",
     "Listing",
+    "MonitorRef",
     "Unreachable",
     "Written",
     "check_segment",

@@ -46,6 +46,9 @@ class CollectionRef:
     def calendar(self, name: str) -> CalendarRef:
         return CalendarRef(self, name)
 
+    def monitor(self, name: str) -> MonitorRef:
+        return MonitorRef(self, name)
+
     def __str__(self) -> str:
         return f"{self.resource_group}/{self.name}"
 
@@ -73,6 +76,21 @@ class CalendarRef:
     @property
     def path(self) -> str:
         return f"{self.collection.path}/calendars/{_segment(self.name, 'calendar')}"
+
+    def __str__(self) -> str:
+        return f"{self.collection}/{self.name}"
+
+
+@dataclass(frozen=True)
+class MonitorRef:
+    """A check-in monitor of a collection (a Horarium extension)."""
+
+    collection: CollectionRef
+    name: str
+
+    @property
+    def path(self) -> str:
+        return f"{self.collection.path}/monitors/{_segment(self.name, 'monitor')}"
 
     def __str__(self) -> str:
         return f"{self.collection}/{self.name}"

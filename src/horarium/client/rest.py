@@ -1,4 +1,4 @@
-"""`HorariumClient`: the REST API's operations on collections, jobs and calendars, as JSON
+"""`HorariumClient`: the REST API's operations on collections, jobs, calendars and monitors, as JSON
 in and out.
 
 Bodies are the API's JSON as is (dicts). Every failure is a `ClientError`: `ApiRefused` (the
@@ -19,7 +19,13 @@ import httpx
 
 from horarium import __version__
 from horarium.client.errors import ApiRefused, ClientError, Unreachable
-from horarium.client.names import CalendarRef, CollectionRef, JobRef, collections_path
+from horarium.client.names import (
+    CalendarRef,
+    CollectionRef,
+    JobRef,
+    MonitorRef,
+    collections_path,
+)
 
 API_VERSION = "2016-03-01"
 TIMEOUT_SECONDS = 30.0
@@ -217,6 +223,35 @@ class HorariumClient:
     def delete_calendar(self, calendar: CalendarRef) -> None:
         """Delete a calendar (refused, 409, while a job lists it)."""
         self._call("DELETE", calendar.path)
+
+    # -- check-in monitors (a Horarium extension) ----------------------------------------------
+
+    def list_monitors(self, ref: CollectionRef) -> Listing:
+        """Every check-in monitor of a collection, by name."""
+        return self._every_page(ref.path + "/monitors", {})
+
+    def get_monitor(self, monitor: MonitorRef) -> dict[str, Any]:
+        return self._json(self._call("GET", monitor.path))
+
+    def find_monitor(self, monitor: MonitorRef) -> dict[str, Any] | None:
+        """The monitor, or None when it (or its collection) does not exist."""
+        return _unless_missing(lambda: self.get_monitor(monitor))
+
+    def put_monitor(self, monitor: MonitorRef, body: Any) -> Written:
+        """Create (the answer carries its `pingUrl`, the only time) or replace."""
+        return self._put(monitor.path, body)
+
+    def delete_monitor(self, monitor: MonitorRef) -> None:
+        self._call("DELETE", monitor.path)
+
+    def check_ins(self, monitor: MonitorRef, *, top: int | None = None, skip: int = 0) -> Listing:
+        """One page of the monitor's check-ins, newest first."""
+        params: dict[str, Any] = {}
+        if top is not None:
+            params["$top"] = top
+        if skip:
+            params["$skip"] = skip
+        return self._page(self._call("GET", monitor.path + "/checkIns", params=params))
 
     # -- HTTP ----------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.engine.clock import Clock
 from horarium.store.core.outages import is_outage
 from horarium.store.runs.retention import (
+    CHECK_INS,
     delete_history_before,
     delete_jobs_ended_before,
     trim_history,
@@ -18,7 +19,7 @@ from horarium.store.runs.retention import (
 
 log = logging.getLogger(__name__)
 
-HISTORY_ENTRIES = 1000  # per job
+HISTORY_ENTRIES = 1000  # per job, and check-ins per monitor
 HISTORY_AGE = timedelta(days=60)
 ENDED_JOB_AGE = timedelta(days=60)  # Completed / Faulted jobs
 INTERVAL = 600.0  # seconds between cleanups
@@ -32,6 +33,8 @@ async def clean_once(db: AsyncEngine, clock: Clock) -> dict[str, int]:
         "trimmed": await trim_history(db, HISTORY_ENTRIES),
         "aged": await delete_history_before(db, now - HISTORY_AGE),
         "jobs": await delete_jobs_ended_before(db, now - ENDED_JOB_AGE),
+        "checkInsTrimmed": await trim_history(db, HISTORY_ENTRIES, CHECK_INS),
+        "checkInsAged": await delete_history_before(db, now - HISTORY_AGE, CHECK_INS),
     }
 
 

@@ -105,10 +105,11 @@ class Notifier:
             else:
                 retry = True
             log.warning(
-                "notification %s of job %s/%s to %s failed (attempt %d of %d): %s; %s",
+                "notification %s of %s %s/%s to %s failed (attempt %d of %d): %s; %s",
                 pending.event,
+                "monitor" if "monitor" in about else "job",
                 about.get("jobCollection"),
-                about.get("job"),
+                about.get("monitor", about.get("job")),
                 origin(target.uri),
                 attempt,
                 self.attempts,

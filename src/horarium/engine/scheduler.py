@@ -1,5 +1,5 @@
 """The engine of one process, assembled: store, plans, decider, dispatcher, recorder, cleanup,
-heartbeat, the listener of cross-node wake-ups, pauses and notifications."""
+heartbeat, the listener of cross-node wake-ups, pauses, notifications and check-in monitors."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from horarium.engine.cleanup import clean_forever
 from horarium.engine.clock import Clock, DatabaseClock
 from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
+from horarium.engine.monitoring import watch_monitors_forever
 from horarium.engine.nodes import NodeKeeper, this_node
 from horarium.engine.notifying import Notifier
 from horarium.engine.owners import owner_id
@@ -71,6 +72,7 @@ class Scheduler:
         self._cleanup: asyncio.Task[None] | None = None
         self._pauses: asyncio.Task[None] | None = None
         self._notifications: asyncio.Task[None] | None = None
+        self._monitors: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.dispatcher.before_claim = self.node.ensure_fresh
@@ -87,12 +89,16 @@ class Scheduler:
         self._notifications = asyncio.create_task(
             self.notifier.run_forever(), name="horarium-notifications"
         )
+        self._monitors = asyncio.create_task(
+            watch_monitors_forever(self.db, self.clock, self._poll_interval),
+            name="horarium-monitors",
+        )
 
     def wake(self) -> None:
         self.dispatcher.wake()
 
     async def stop(self) -> None:
-        for task in (self._cleanup, self._pauses, self._notifications):
+        for task in (self._cleanup, self._pauses, self._notifications, self._monitors):
             await cancel_and_wait(task)
         await self.wakeups.stop()
         await self.dispatcher.stop()

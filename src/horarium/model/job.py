@@ -108,10 +108,10 @@ def parse_job(properties: dict[str, Any]) -> JobInput:
         raise BadRequest("properties.action: required")
     definition: dict[str, Any] = {}
     if properties.get("startTime") is not None:
-        definition["startTime"] = _instant_text(properties["startTime"])
+        definition["startTime"] = instant_text(properties["startTime"])
     definition["action"] = parse_action(properties["action"], "properties.action")
     if properties.get("recurrence") is not None:
-        definition["recurrence"] = _recurrence(properties["recurrence"])
+        definition["recurrence"] = canonical_recurrence(properties["recurrence"])
     if properties.get(PAUSE) is not None:
         definition[PAUSE] = parse_pause(properties[PAUSE], "properties.pause")
     if properties.get("executionPolicy") is not None:
@@ -128,7 +128,7 @@ def parse_job(properties: dict[str, Any]) -> JobInput:
     return JobInput(definition=definition, state=state)
 
 
-def _instant_text(value: Any) -> Any:
+def instant_text(value: Any) -> Any:
     """Canonical date-time text; values only the recurrence engine reads are kept as given
     (it validates them, with its own message)."""
     try:
@@ -137,7 +137,7 @@ def _instant_text(value: Any) -> Any:
         return value
 
 
-def _recurrence(raw: Any) -> Any:
+def canonical_recurrence(raw: Any) -> Any:
     """Canonical casing of the recurrence's enum values and integral numbers as integers;
     validation is the engine's (`plan`)."""
     if not isinstance(raw, dict):
@@ -150,7 +150,7 @@ def _recurrence(raw: Any) -> Any:
     if out["onExcluded"] is None:
         del out["onExcluded"]
     if out.get("endTime") is not None:
-        out["endTime"] = _instant_text(out["endTime"])
+        out["endTime"] = instant_text(out["endTime"])
     if isinstance(out.get("jitter"), str):
         out["jitter"] = _timespan_text(out["jitter"])
     schedule = out.get("schedule")
@@ -216,7 +216,7 @@ def render_job(
         properties["startTime"] = datetimes.render(definition["startTime"], has_zone=has_zone)
     properties["action"] = render_action(definition["action"], style)
     if recurrence is not None:
-        properties["recurrence"] = _render_recurrence(recurrence, has_zone)
+        properties["recurrence"] = render_recurrence(recurrence, has_zone)
     if "executionPolicy" in definition:  # Horarium
         properties["executionPolicy"] = render_policy(definition["executionPolicy"])
     properties["state"] = enums.camel(state)
@@ -245,7 +245,7 @@ def describe_schedule(definition: dict[str, Any], created: datetime) -> str | No
         return None
 
 
-def _render_recurrence(recurrence: dict[str, Any], has_zone: bool) -> dict[str, Any]:
+def render_recurrence(recurrence: dict[str, Any], has_zone: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "frequency" in recurrence:
         out["frequency"] = enums.camel(recurrence["frequency"])

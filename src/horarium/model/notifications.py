@@ -1,7 +1,7 @@
 """Notifications (Horarium extension): a collection's `properties.notifications`, a list of
 ``{"events": [...], "uri": "https://…", "secret": "…"}``. The engine POSTs each event of the
-collection's jobs that a notification lists to its `uri`, signed with an HMAC-SHA256 of the body
-under its `secret` (`docs/engine.md`, "Notifications").
+collection's jobs and check-in monitors that a notification lists to its `uri`, signed with an
+HMAC-SHA256 of the body under its `secret` (`docs/engine.md`, "Notifications").
 
 Stored in the collection's document in canonical form (event names spelled as below, in the
 order given), the secret sealed by the store (`store.resources.collections`). On the wire the
@@ -29,7 +29,19 @@ JOB_FAULTED = "JobFaulted"
 EXECUTION_POSTPONED = "ExecutionPostponed"
 EXECUTION_SKIPPED = "ExecutionSkipped"
 JOB_RECOVERED = "JobRecovered"
-EVENTS = (EXECUTION_FAULTED, JOB_FAULTED, EXECUTION_POSTPONED, EXECUTION_SKIPPED, JOB_RECOVERED)
+MONITOR_LATE = "MonitorLate"  # a check-in monitor's expected check-in is overdue
+MONITOR_DOWN = "MonitorDown"
+MONITOR_UP = "MonitorUp"  # a Late or Down monitor checked in its success again
+EVENTS = (
+    EXECUTION_FAULTED,
+    JOB_FAULTED,
+    EXECUTION_POSTPONED,
+    EXECUTION_SKIPPED,
+    JOB_RECOVERED,
+    MONITOR_LATE,
+    MONITOR_DOWN,
+    MONITOR_UP,
+)
 BITS = {event: 1 << i for i, event in enumerate(EVENTS)}
 
 MAX_NOTIFICATIONS = 10

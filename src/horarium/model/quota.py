@@ -41,14 +41,15 @@ class Plan:
     max_jobs: int
     min_gap_seconds: int
     outbound_auth: bool
+    max_monitors: int  # check-in monitors (Horarium): as many as jobs
 
 
 PLANS = {
-    "Free": Plan(max_jobs=5, min_gap_seconds=3600, outbound_auth=False),
-    "Standard": Plan(max_jobs=50, min_gap_seconds=60, outbound_auth=True),
-    "P10Premium": Plan(max_jobs=50, min_gap_seconds=60, outbound_auth=True),
-    "P20Premium": Plan(max_jobs=1000, min_gap_seconds=60, outbound_auth=True),
-    SECONDS_PLAN: Plan(max_jobs=1000, min_gap_seconds=1, outbound_auth=True),
+    "Free": Plan(max_jobs=5, min_gap_seconds=3600, outbound_auth=False, max_monitors=5),
+    "Standard": Plan(max_jobs=50, min_gap_seconds=60, outbound_auth=True, max_monitors=50),
+    "P10Premium": Plan(max_jobs=50, min_gap_seconds=60, outbound_auth=True, max_monitors=50),
+    "P20Premium": Plan(max_jobs=1000, min_gap_seconds=60, outbound_auth=True, max_monitors=1000),
+    SECONDS_PLAN: Plan(max_jobs=1000, min_gap_seconds=1, outbound_auth=True, max_monitors=1000),
 }
 
 
@@ -118,8 +119,22 @@ def check_job_count(limit: Limits, count: int, collection: str) -> None:
         )
 
 
-def check_recurrence(limit: Limits, definition: dict[str, Any], collection: str) -> None:
-    """A 409 when the job may run more often than the collection allows."""
+def check_monitor_count(sku: str, count: int, collection: str) -> None:
+    """`count` is the number of check-in monitors the collection would hold."""
+    most = PLANS[sku].max_monitors
+    if count > most:
+        raise Conflict(
+            f"Job collection '{collection}' is limited to {most} monitors by the {sku} plan;"
+            f" it already has {count - 1}.",
+            code="MonitorCountQuotaExceeded",
+        )
+
+
+def check_recurrence(
+    limit: Limits, definition: dict[str, Any], collection: str, what: str = "job"
+) -> None:
+    """A 409 when the job (or monitor: `what`) may run more often than the collection
+    allows."""
     recurrence = definition.get("recurrence")
     if not recurrence:
         return
@@ -128,7 +143,7 @@ def check_recurrence(limit: Limits, definition: dict[str, Any], collection: str)
         finer = limit.min_gap_seconds == 60 and gap < 60
         hint = f"; the {SECONDS_PLAN} plan allows every second" if finer else ""
         raise Conflict(
-            f"properties.recurrence: the job can run every {_gap_text(max(gap, 1))}, more often"
+            f"properties.recurrence: the {what} can run every {_gap_text(max(gap, 1))}, more often"
             f" than job collection '{collection}' allows (at most every {limit.gap_text},"
             f" set by {limit.gap_from}{hint}).",
             code="RecurrenceQuotaExceeded",

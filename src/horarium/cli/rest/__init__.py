@@ -1,5 +1,5 @@
-"""Management commands over the REST API: `collections`, `jobs`, `calendars`, `export`,
-`import`.
+"""Management commands over the REST API: `collections`, `jobs`, `calendars`, `monitors`,
+`export`, `import`.
 
 They talk to a running service (`--url`, `--token`), never to its database."""
 
@@ -8,7 +8,16 @@ from horarium.cli.rest.collections import collections
 from horarium.cli.rest.exporting import export
 from horarium.cli.rest.importing import import_
 from horarium.cli.rest.jobs import jobs
+from horarium.cli.rest.monitors import monitors
 
-MANAGEMENT_COMMANDS = (collections, jobs, calendars, export, import_)
+MANAGEMENT_COMMANDS = (collections, jobs, calendars, monitors, export, import_)
 
-__all__ = ["MANAGEMENT_COMMANDS", "calendars", "collections", "export", "import_", "jobs"]
+__all__ = [
+    "MANAGEMENT_COMMANDS",
+    "calendars",
+    "collections",
+    "export",
+    "import_",
+    "jobs",
+    "monitors",
+]

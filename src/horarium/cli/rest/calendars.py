@@ -3,9 +3,8 @@ calendars (a Horarium extension, docs/recurrence.md §8)."""
 
 from __future__ import annotations
 
-import json
 from functools import partial
-from typing import IO, Any
+from typing import IO
 
 import click
 
@@ -18,7 +17,7 @@ from horarium.cli.rest.calendar_views import (
 )
 from horarium.cli.rest.confirming import confirm_delete, yes_option
 from horarium.cli.rest.connection import Connection, connection_options
-from horarium.cli.rest.json_input import JsonDocument, document_name, read_document
+from horarium.cli.rest.json_input import document_name, read_document, resource_body
 from horarium.cli.rest.naming import calendar_named, calendar_options, collection_options
 from horarium.cli.rest.output import emit_json, json_option, note, print_listing, print_resource
 from horarium.client import CalendarRef, CollectionRef
@@ -56,13 +55,6 @@ def show(connection: Connection, calendar: CalendarRef, as_json: bool) -> None:
     print_resource(body, as_json, partial(calendar_pairs, users=users))
 
 
-def _body(document: JsonDocument) -> Any:
-    """The resource as the file gives it, or the file's object as its `properties`."""
-    if "properties" in document.value:
-        return document.raw
-    return json.dumps({"properties": document.value}).encode()
-
-
 @calendars.command()
 @click.argument("file", type=click.File("r"))
 @click.option(
@@ -86,7 +78,7 @@ def put(
     document = read_document(file, "calendar")
     ref = collection.calendar(document_name(document, calendar, calendar_named, "--calendar NAME"))
     with connection.client() as client:
-        written = client.put_calendar(ref, _body(document))
+        written = client.put_calendar(ref, resource_body(document))
     if as_json:
         emit_json(written.body)
     else:

@@ -4,10 +4,13 @@
     DIR/<resource group>/<collection>/collection.json   the collection's PUT body
     DIR/<resource group>/<collection>/calendars/<calendar>.json   each exclusion calendar's
     DIR/<resource group>/<collection>/jobs/<job>.json   each job's PUT body
+    DIR/<resource group>/<collection>/monitors/<monitor>.json   each check-in monitor's
 
 Each document is what the API answers for the resource without what only the service sets
-(`id`, `type`, `name`, a job's `status`), as JSON with sorted keys and two-space indents: one
-file per resource, stable from one export to the next, so that a diff shows what changed."""
+(`id`, `type`, `name`, a job's `status`, a monitor's status, check-in times and ping URL — a
+monitor imported elsewhere gets a new ping token), as JSON with sorted keys and two-space
+indents: one file per resource, stable from one export to the next, so that a diff shows what
+changed."""
 
 from __future__ import annotations
 
@@ -23,7 +26,9 @@ FORMAT = 1
 COLLECTION_FILE = "collection.json"
 JOBS_FOLDER = "jobs"
 CALENDARS_FOLDER = "calendars"
+MONITORS_FOLDER = "monitors"
 READ_ONLY = ("id", "type", "name")
+MONITOR_READ_ONLY = ("status", "lastCheckIn", "nextExpected", "pingUrl")
 
 
 def dumps(document: dict[str, Any]) -> str:
@@ -54,6 +59,16 @@ def job_document(body: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
+def monitor_document(body: dict[str, Any]) -> dict[str, Any]:
+    """A monitor as the API answered it, without what only the service sets (its status, its
+    check-in times, and its ping URL: the token stays with the service it was made by)."""
+    document = {k: v for k, v in body.items() if k not in READ_ONLY}
+    properties = document.get("properties")
+    if isinstance(properties, dict):
+        document["properties"] = {k: v for k, v in properties.items() if k not in MONITOR_READ_ONLY}
+    return document
+
+
 def file_name(value: str, what: str) -> str:
     """`value` when it can be one file name (a name from the API; never a path)."""
     if value in ("", ".", "..") or "/" in value or "\\" in value or "\0" in value:
@@ -70,9 +85,14 @@ class JobFile:
 
 @dataclass(frozen=True)
 class CalendarFile:
+    """A member of a collection other than a job: an exclusion calendar, a monitor."""
+
     name: str
     path: Path
     document: dict[str, Any]
+
+
+MonitorFile = CalendarFile
 
 
 @dataclass(frozen=True)
@@ -83,6 +103,7 @@ class CollectionFile:
     document: dict[str, Any]
     jobs: list[JobFile] = field(default_factory=list)
     calendars: list[CalendarFile] = field(default_factory=list)
+    monitors: list[MonitorFile] = field(default_factory=list)
 
 
 def collection_path(root: Path, resource_group: str, collection: str) -> Path:
@@ -98,6 +119,11 @@ def job_path(root: Path, resource_group: str, collection: str, job: str) -> Path
 def calendar_path(root: Path, resource_group: str, collection: str, calendar: str) -> Path:
     folder = collection_path(root, resource_group, collection).parent / CALENDARS_FOLDER
     return folder / f"{file_name(calendar, 'calendar')}.json"
+
+
+def monitor_path(root: Path, resource_group: str, collection: str, monitor: str) -> Path:
+    folder = collection_path(root, resource_group, collection).parent / MONITORS_FOLDER
+    return folder / f"{file_name(monitor, 'monitor')}.json"
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
@@ -123,13 +149,15 @@ def layout_files(folder: Path) -> list[Path]:
         *folder.rglob(COLLECTION_FILE),
         *folder.rglob(f"{JOBS_FOLDER}/*.json"),
         *folder.rglob(f"{CALENDARS_FOLDER}/*.json"),
+        *folder.rglob(f"{MONITORS_FOLDER}/*.json"),
     ]
     return sorted(p for p in found if p.is_file())
 
 
 def read_export(root: Path) -> list[CollectionFile]:
-    """Every collection of an export with its calendars and jobs, sorted by resource group,
-    collection and name; a one-line usage error naming the first file that is not a JSON object."""
+    """Every collection of an export with its calendars, jobs and monitors, sorted by resource
+    group, collection and name; a one-line usage error naming the first file that is not a JSON
+    object."""
     found = []
     for path in sorted(root.glob(f"*/*/{COLLECTION_FILE}")):
         folder = path.parent
@@ -137,12 +165,14 @@ def read_export(root: Path) -> list[CollectionFile]:
             JobFile(job.stem, job, _read(job))
             for job in sorted((folder / JOBS_FOLDER).glob("*.json"))
         ]
-        calendars = [
-            CalendarFile(calendar.stem, calendar, _read(calendar))
-            for calendar in sorted((folder / CALENDARS_FOLDER).glob("*.json"))
-        ]
+        calendars, monitors = (
+            [CalendarFile(f.stem, f, _read(f)) for f in sorted((folder / kind).glob("*.json"))]
+            for kind in (CALENDARS_FOLDER, MONITORS_FOLDER)
+        )
         found.append(
-            CollectionFile(folder.parent.name, folder.name, path, _read(path), jobs, calendars)
+            CollectionFile(
+                folder.parent.name, folder.name, path, _read(path), jobs, calendars, monitors
+            )
         )
     return found
 

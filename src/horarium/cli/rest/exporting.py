@@ -1,7 +1,9 @@
-"""`horarium export DIR`: the collections, exclusion calendars and jobs of a subscription (or of
-one resource group or collection) as files (layout: `horarium.cli.rest.export_layout`). Secrets
-are not in them (jobs' secrets, collections' notification secrets): the API never returns them;
-the output names every file that needs them again."""
+"""`horarium export DIR`: the collections, exclusion calendars, jobs and check-in monitors of a
+subscription (or of one resource group or collection) as files (layout:
+`horarium.cli.rest.export_layout`). Secrets are not in them (jobs' secrets, collections'
+notification secrets): the API never returns them; the output names every file that needs them
+again. Nor are monitors' ping tokens: a monitor
+imported anew gets a new one."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from horarium.cli.rest.export_layout import (
     dumps,
     job_document,
     job_path,
+    monitor_document,
+    monitor_path,
     read_manifest,
     remove_stale,
     write_manifest,
@@ -47,6 +51,7 @@ class Fetched:
     body: dict[str, Any]
     jobs: list[dict[str, Any]]
     calendars: list[dict[str, Any]] = field(default_factory=list)
+    monitors: list[dict[str, Any]] = field(default_factory=list)
 
 
 def fetch(
@@ -61,7 +66,8 @@ def fetch(
     for body in bodies:
         ref = CollectionRef(subscription, resource_group_of(body), str(body.get("name")))
         jobs = client.list_jobs(ref).value
-        found.append(Fetched(ref, body, jobs, client.list_calendars(ref).value))
+        calendars = client.list_calendars(ref).value
+        found.append(Fetched(ref, body, jobs, calendars, client.list_monitors(ref).value))
     return sorted(found, key=lambda f: (f.ref.resource_group.lower(), f.ref.name.lower()))
 
 
@@ -95,6 +101,7 @@ class Report:
     collections: int = 0
     jobs: int = 0
     calendars: int = 0
+    monitors: int = 0
     finished: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)
     removed: int = 0
@@ -135,6 +142,10 @@ def write_export(root: Path, subscription: str, fetched: list[Fetched], scope: P
             path = calendar_path(root, group, name, short_name(body))
             written.add(_write(path, calendar_document(body)))
             report.calendars += 1
+        for body in item.monitors:
+            path = monitor_path(root, group, name, short_name(body))
+            written.add(_write(path, monitor_document(body)))
+            report.monitors += 1
         for body in item.jobs:
             job = short_name(body)
             state = str((body.get("properties") or {}).get("state", "")).lower()
@@ -154,8 +165,9 @@ def write_export(root: Path, subscription: str, fetched: list[Fetched], scope: P
 
 def _print(report: Report, what: str, root: Path) -> None:
     calendars = f", {plural(report.calendars, 'calendar')}" if report.calendars else ""
+    monitors = f", {plural(report.monitors, 'monitor')}" if report.monitors else ""
     click.echo(
-        f"Exported {plural(report.collections, 'collection')}{calendars} and"
+        f"Exported {plural(report.collections, 'collection')}{calendars}{monitors} and"
         f" {plural(report.jobs, 'job')} of {what} to {root}."
     )
     if report.removed:

@@ -31,9 +31,11 @@ from horarium.cli.rest.export_layout import (
     CalendarFile,
     CollectionFile,
     JobFile,
+    MonitorFile,
     calendar_document,
     collection_document,
     job_document,
+    monitor_document,
     read_export,
     read_manifest,
 )
@@ -50,6 +52,7 @@ from horarium.client.secret_fields import (
 
 if TYPE_CHECKING:
     from horarium.client import HorariumClient
+    from horarium.client.rest import Written
 
 
 class Outcome(StrEnum):
@@ -93,6 +96,7 @@ class Tally:
     collections: Counter[Outcome] = field(default_factory=Counter)
     jobs: Counter[Outcome] = field(default_factory=Counter)
     calendars: Counter[Outcome] = field(default_factory=Counter)
+    monitors: Counter[Outcome] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
     secrets_kept: int = 0  # unchanged jobs whose files carry secrets that were not sent
     collection_secrets_kept: int = 0  # the same, of collections (notification secrets)
@@ -109,9 +113,10 @@ class Tally:
             return f"{kind} " + ", ".join(f"{counts[o]} {verb}" for o, verb in verbs.items())
 
         calendars = f" {part('calendars', self.calendars)};" if self.calendars.total() else ""
+        monitors = f" {part('monitors', self.monitors)};" if self.monitors.total() else ""
         return (
             f"{part('collections', self.collections)};{calendars} {part('jobs', self.jobs)};"
-            f" {len(self.failures)} failed"
+            f"{monitors} {len(self.failures)} failed"
         )
 
 
@@ -144,14 +149,34 @@ class Importer:
         return Outcome.CREATED if written.created else Outcome.REPLACED
 
     def calendar(self, ref: CollectionRef, file: CalendarFile) -> Outcome:
-        document = calendar_document(file.document)
-        current = self.client.find_calendar(ref.calendar(file.name))
-        if current is not None and calendar_document(current) == document:
+        calendar = ref.calendar(file.name)
+        found = self.client.find_calendar(calendar)
+        return self._member(
+            file, found, calendar_document, partial(self.client.put_calendar, calendar)
+        )
+
+    def monitor(self, ref: CollectionRef, file: MonitorFile) -> Outcome:
+        """A monitor created here gets a new ping token (exports carry none)."""
+        monitor = ref.monitor(file.name)
+        found = self.client.find_monitor(monitor)
+        return self._member(
+            file, found, monitor_document, partial(self.client.put_monitor, monitor)
+        )
+
+    def _member(
+        self,
+        file: CalendarFile,
+        current: dict[str, Any] | None,
+        document_of: Callable[[dict[str, Any]], dict[str, Any]],
+        put: Callable[[dict[str, Any]], Written],
+    ) -> Outcome:
+        """A calendar or monitor: PUT unless the service's answers the same."""
+        document = document_of(file.document)
+        if current is not None and document_of(current) == document:
             return Outcome.UNCHANGED
         if self.dry_run:
             return Outcome.CREATED if current is None else Outcome.REPLACED
-        written = self.client.put_calendar(ref.calendar(file.name), document)
-        return Outcome.CREATED if written.created else Outcome.REPLACED
+        return Outcome.CREATED if put(document).created else Outcome.REPLACED
 
     def job(
         self, ref: CollectionRef, file: JobFile, tally: Tally, hint: str = EXPORT_HINT
@@ -225,10 +250,11 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
 
 
 def run_import(importer: Importer, subscription: str, found: list[CollectionFile]) -> Tally:
-    """Collections first, each followed by its calendars, then its jobs (a job PUT naming a
-    calendar the collection lacks is refused); both skipped when their collection failed."""
+    """Collections first, each followed by its calendars, then its jobs and monitors (a PUT
+    naming a calendar the collection lacks is refused); all skipped when their collection
+    failed."""
     tally = Tally()
-    total = sum(1 + len(c.calendars) + len(c.jobs) for c in found)
+    total = sum(1 + len(c.calendars) + len(c.jobs) + len(c.monitors) for c in found)
     with _progress(total) as advance:
         for file in found:
             ref = CollectionRef(subscription, file.resource_group, file.name)
@@ -259,6 +285,15 @@ def run_import(importer: Importer, subscription: str, found: list[CollectionFile
                     work = partial(importer.job, ref, job, tally)
                     tally.jobs[attempt(tally, job.path, work, row)] += 1
                 advance()
+            for monitor in file.monitors:
+                row = (f"{label}/monitors/{monitor.name}", "-")
+                if outcome is Outcome.FAILED:
+                    not_sent(tally, monitor.path, row)
+                    tally.monitors[Outcome.FAILED] += 1
+                else:
+                    work = partial(importer.monitor, ref, monitor)
+                    tally.monitors[attempt(tally, monitor.path, work, row)] += 1
+                advance()
     return tally
 
 
@@ -280,6 +315,8 @@ def _names_checked(found: list[CollectionFile]) -> None:
             check_segment(file.name, "collection")
             for calendar in file.calendars:
                 check_segment(calendar.name, "calendar")
+            for monitor in file.monitors:
+                check_segment(monitor.name, "monitor")
             for job in file.jobs:
                 check_segment(job.name, "job")
         except ValueError as e:

@@ -50,3 +50,11 @@ def document_name(
     if document.source != "-":
         return named(Path(document.source).stem, flag)
     return named(None, f"{flag} (the JSON on stdin has no name)")
+
+
+def resource_body(document: JsonDocument) -> bytes:
+    """What a PUT sends for `document`: the resource as the file gives it, or the file's object
+    as its `properties` (a calendar's or a monitor's file may hold either)."""
+    if "properties" in document.value:
+        return document.raw
+    return json.dumps({"properties": document.value}).encode()

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from horarium.cli.options import OneLineError
-from horarium.client import CalendarRef, CollectionRef, check_segment
+from horarium.client import CollectionRef, check_segment
 
 _SUBSCRIPTION = click.option(
     "--subscription",
@@ -152,25 +152,36 @@ def job_named(name: str | None, spelled: str = "JOB or --job J") -> str:
     return _named(name, "job", spelled)
 
 
-def calendar_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The exclusion calendar a command acts on, passed on as `calendar` (a `CalendarRef`): its
-    collection's options, and its name as an argument or by `--calendar NAME`."""
+def _member_options(
+    kind: str, make: Callable[[CollectionRef, str], Any]
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A collection member's options (a calendar, a monitor: `kind`): its collection's options,
+    and its name as an argument or by `--<kind> NAME`, passed on as `<kind>` (`make`'s ref)."""
+    upper = kind.upper()
 
-    @functools.wraps(command)
-    def run(
-        *args: Any,
-        collection: CollectionRef,
-        calendar: str | None,
-        calendar_name: str | None,
-        **kw: Any,
-    ) -> Any:
-        name = _one_of(calendar_name, calendar, "calendar", "--calendar")
-        ref: CalendarRef = collection.calendar(calendar_named(name))
-        return command(*args, calendar=ref, **kw)
+    def apply(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def run(*args: Any, collection: CollectionRef, **kw: Any) -> Any:
+            name = _one_of(kw.pop(f"{kind}_name"), kw.pop(kind), kind, f"--{kind}")
+            spelled = f"{upper} or --{kind} NAME"
+            return command(*args, **{kind: make(collection, _named(name, kind, spelled))}, **kw)
 
-    decorated = click.option("--calendar", default=None, help="Calendar name.")(run)
-    decorated = click.argument("calendar_name", required=False, metavar="[CALENDAR]")(decorated)
-    return collection_options(positional=False)(decorated)
+        decorated = click.option(f"--{kind}", default=None, help=f"{kind.title()} name.")(run)
+        argument = click.argument(f"{kind}_name", required=False, metavar=f"[{upper}]")
+        return collection_options(positional=False)(argument(decorated))
+
+    return apply
+
+
+calendar_options = _member_options("calendar", lambda c, name: c.calendar(name))
+calendar_options.__doc__ = "The exclusion calendar a command acts on (a `CalendarRef`)."
+monitor_options = _member_options("monitor", lambda c, name: c.monitor(name))
+monitor_options.__doc__ = "The check-in monitor a command acts on (a `MonitorRef`)."
+
+
+def monitor_named(name: str | None, spelled: str = "MONITOR or --monitor NAME") -> str:
+    """A monitor name given on the command line (a one-line usage error when there is none)."""
+    return _named(name, "monitor", spelled)
 
 
 def calendar_named(name: str | None, spelled: str = "CALENDAR or --calendar NAME") -> str:

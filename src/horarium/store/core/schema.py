@@ -237,3 +237,49 @@ notifications = Table(
     Column("finished", JSON, nullable=True),  # the uris done with: accepted, or refused for good
     Index(None, "due_at"),
 )
+
+# Check-in monitors of a collection (Horarium extension; the API's SQL in
+# horarium.store.resources.monitors, the engine's in horarium.store.runs.monitor_checks). Only
+# the SHA-256 of a monitor's ping token is kept, as for API keys. `due_at` is when time alone
+# changes its status (`model.monitor_status.due_at`): what the engine's periodic look claims on.
+monitors = Table(
+    "monitors",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "collection_id",
+        Integer,
+        ForeignKey("job_collections.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("key", String(100), nullable=False),  # lower(name), unique within the collection
+    Column("name", String(100), nullable=False),
+    # startTime / recurrence (calendars resolved, as a job's) / grace / maxRuntime, canonical
+    Column("definition", JSON, nullable=False),
+    Column("state", String(20), nullable=False),  # Enabled / Disabled
+    Column("schedule_set_at", UTCDateTime, nullable=False),  # "created" of its series
+    Column("token_sha256", String(64), nullable=False, unique=True),  # hex digest of the token
+    Column("status", String(10), nullable=False),  # New / Up / Late / Down
+    Column("expected_at", UTCDateTime, nullable=True),  # first expected instant not covered
+    Column("started_at", UTCDateTime, nullable=True),  # a `start` without its success yet
+    Column("last_check_in_at", UTCDateTime, nullable=True),
+    Column("due_at", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index(None, "collection_id", "key", unique=True),
+    Index(None, "due_at"),
+)
+
+# A monitor's check-ins, newest first by `id` (kept as job history is: 60 days, 1,000 each).
+monitor_check_ins = Table(
+    "monitor_check_ins",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("monitor_id", Integer, ForeignKey("monitors.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(10), nullable=False),  # Success / Start / Fail
+    Column("exit_code", Integer, nullable=True),
+    Column("received_at", UTCDateTime, nullable=False),
+    Column("body", Text, nullable=False, server_default=""),  # at most 10 KB of text
+    Index(None, "monitor_id", "id"),
+    Index(None, "received_at"),
+)

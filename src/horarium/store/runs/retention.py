@@ -1,6 +1,7 @@
-"""Retention SQL: history is kept for 60 days and at most `keep` entries per job; Completed and
-Faulted jobs are deleted 60 days after they ended. Every statement walks an index and deletes in
-bounded chunks, so a cleanup never holds the write lock for long.
+"""Retention SQL: history is kept for 60 days and at most `keep` entries per job (and check-ins
+so per monitor: `CHECK_INS`); Completed and Faulted jobs are deleted 60 days after they ended.
+Every statement walks an index and deletes in bounded chunks, so a cleanup never holds the write
+lock for long.
 
 The per-job trim looks only at jobs with history written since its last pass: `engine_marks`
 keeps the id of the newest entry it has examined, so a restart resumes where it stopped and
@@ -8,15 +9,16 @@ every process of a cluster may run it (trimming twice deletes nothing more)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select, update
+from sqlalchemy import Select, Table, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from horarium.model.enums import FINAL_JOB_STATES
 from horarium.store.core.db import write_transaction
-from horarium.store.core.schema import engine_marks, job_history, jobs
+from horarium.store.core.schema import engine_marks, job_history, jobs, monitor_check_ins
 from horarium.store.resources.jobs import lock_executions
 
 CHUNK = 2000
@@ -24,68 +26,82 @@ JOBS_PER_TRANSACTION = 100
 TRIM_MARK = "history_trim"  # its row is made by migration 0004
 
 
-async def delete_history_before(db: AsyncEngine, cutoff: datetime) -> int:
-    """Delete history entries that ended before `cutoff`; returns how many."""
+@dataclass(frozen=True)
+class Kept:
+    """A history-like table: entries by `owner`, newest first by `id`, aged by `ended`, trimmed
+    from the mark `mark` (its row made by a migration)."""
+
+    table: Table
+    owner: str
+    ended: str
+    mark: str
+
+
+HISTORY = Kept(job_history, "job_id", "end_time", TRIM_MARK)
+CHECK_INS = Kept(monitor_check_ins, "monitor_id", "received_at", "check_in_trim")  # 0011
+
+
+async def delete_history_before(db: AsyncEngine, cutoff: datetime, kept: Kept = HISTORY) -> int:
+    """Delete entries that ended before `cutoff`; returns how many."""
+    table = kept.table
     total = 0
     while True:
         async with write_transaction(db) as conn:
             ids = _skipping_locked(
-                select(job_history.c.id).where(job_history.c.end_time < cutoff).limit(CHUNK)
+                select(table.c.id).where(table.c[kept.ended] < cutoff).limit(CHUNK)
             )
-            done = await conn.execute(delete(job_history).where(job_history.c.id.in_(ids)))
+            done = await conn.execute(delete(table).where(table.c.id.in_(ids)))
         total += done.rowcount
         if done.rowcount < CHUNK:
             return total
 
 
-async def trim_history(db: AsyncEngine, keep: int) -> int:
-    """Trim to its newest `keep` entries the history of every job written to since the last
+async def trim_history(db: AsyncEngine, keep: int, kept: Kept = HISTORY) -> int:
+    """Trim to its newest `keep` entries the history of every owner written to since the last
     trim; returns how many entries were deleted."""
+    table = kept.table
     async with write_transaction(db) as conn:
-        mark = await _mark(conn)
-        newest = (await conn.execute(select(func.max(job_history.c.id)))).scalar()
+        mark = await _mark(conn, kept.mark)
+        newest = (await conn.execute(select(func.max(table.c.id)))).scalar()
         if newest is None or newest <= mark:
             return 0
-        written = select(job_history.c.job_id).where(
-            job_history.c.id > mark, job_history.c.id <= newest
-        )
-        job_ids = sorted(set((await conn.execute(written.distinct())).scalars()))
+        written = select(table.c[kept.owner]).where(table.c.id > mark, table.c.id <= newest)
+        owner_ids = sorted(set((await conn.execute(written.distinct())).scalars()))
     total = 0
-    for start in range(0, len(job_ids), JOBS_PER_TRANSACTION):
+    for start in range(0, len(owner_ids), JOBS_PER_TRANSACTION):
         async with write_transaction(db) as conn:
-            for job_id in job_ids[start : start + JOBS_PER_TRANSACTION]:
-                total += await _keep_newest(conn, job_id, keep)
+            for owner_id in owner_ids[start : start + JOBS_PER_TRANSACTION]:
+                total += await _keep_newest(conn, kept, owner_id, keep)
     async with write_transaction(db) as conn:
-        await _set_mark(conn, newest)
+        await _set_mark(conn, kept.mark, newest)
     return total
 
 
-async def _keep_newest(conn: AsyncConnection, job_id: int, keep: int) -> int:
+async def _keep_newest(conn: AsyncConnection, kept: Kept, owner_id: int, keep: int) -> int:
+    table, owner = kept.table, kept.table.c[kept.owner]
     boundary = (
-        select(job_history.c.id)
-        .where(job_history.c.job_id == job_id)
-        .order_by(job_history.c.id.desc())
+        select(table.c.id)
+        .where(owner == owner_id)
+        .order_by(table.c.id.desc())
         .offset(keep - 1)
         .limit(1)
         .scalar_subquery()
     )
-    older = _skipping_locked(
-        select(job_history.c.id).where(job_history.c.job_id == job_id, job_history.c.id < boundary)
-    )
-    done = await conn.execute(delete(job_history).where(job_history.c.id.in_(older)))
+    older = _skipping_locked(select(table.c.id).where(owner == owner_id, table.c.id < boundary))
+    done = await conn.execute(delete(table).where(table.c.id.in_(older)))
     return done.rowcount
 
 
-async def _mark(conn: AsyncConnection) -> int:
-    found = await conn.execute(select(engine_marks.c.value).where(engine_marks.c.name == TRIM_MARK))
+async def _mark(conn: AsyncConnection, name: str) -> int:
+    found = await conn.execute(select(engine_marks.c.value).where(engine_marks.c.name == name))
     return int(found.scalar() or 0)
 
 
-async def _set_mark(conn: AsyncConnection, value: int) -> None:
+async def _set_mark(conn: AsyncConnection, name: str, value: int) -> None:
     """Move the mark forward to `value` (never back: another process may be further)."""
     await conn.execute(
         update(engine_marks)
-        .where(engine_marks.c.name == TRIM_MARK, engine_marks.c.value < value)
+        .where(engine_marks.c.name == name, engine_marks.c.value < value)
         .values(value=value)
     )
 

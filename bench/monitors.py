@@ -1,0 +1,176 @@
+"""Check-in monitors benchmark: 10,000 monitors expecting a check-in every minute, on SQLite.
+
+    .venv/bin/python bench/monitors.py [--monitors 10000] [--minutes 1] [--concurrency 16]
+
+1. A SQLite store with `--monitors` monitors in P20Premium collections of 1,000 (every minute,
+   grace 5 minutes, Up, each expecting its next check-in at the coming minute), as the API's
+   `store.resources.monitors.insert_one` writes them, each with a ping token of its own.
+2. `horarium serve` (its engine in the process, as a SQLite deployment runs it; the defaults,
+   `--poll-interval 1`, the access log off) answers the check-ins.
+3. Measured, for `--minutes`: every monitor checks in once a minute, the check-ins spread evenly
+   over the minute (`--concurrency` at most in flight), `POST /ping/{token}` with a short body.
+   Latency = from sending to the answer, on keep-alive connections (httpx, asyncio). Server CPU
+   = the serve process's CPU time over the window, per check-in (API and engine together: with
+   every check-in on time the engine's look is one index lookup a poll, whatever the number of
+   monitors).
+4. Then the worst minute for the engine, in this process: every monitor's check-in is overdue at
+   once, and `store.runs.monitor_checks.judge_due` turns all of them Late (no notifications):
+   CPU per monitor judged — a bound on the engine's evaluation cost per monitor per minute.
+
+Not a test: prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import secrets
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+from support import (
+    TICKS,
+    add_collections,
+    cpu_ticks,
+    free_port,
+    load,
+    percentile,
+    start_horarium,
+    stop,
+    wait_port,
+)
+
+PER_COLLECTION = 1000
+
+
+async def store_monitors(url: str, count: int, now: datetime) -> list[str]:
+    """`count` every-minute monitors, Up, expecting their check-in at the next minute; their
+    tokens."""
+    from sqlalchemy import insert
+
+    from horarium.store.core.db import create_engine, migrate
+    from horarium.store.core.schema import monitors
+
+    db = create_engine(url)
+    await migrate(db)
+    expected = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    tokens = [secrets.token_urlsafe(32) for _ in range(count)]
+    async with db.begin() as conn:
+        names = [f"c{i}" for i in range((count + PER_COLLECTION - 1) // PER_COLLECTION)]
+        collections = await add_collections(conn, names, now)
+        rows = [
+            {
+                "collection_id": collections[i // PER_COLLECTION],
+                "key": f"m{i}",
+                "name": f"m{i}",
+                "definition": {"recurrence": {"frequency": "Minute"}, "grace": "00:05:00"},
+                "state": "Enabled",
+                "schedule_set_at": now - timedelta(hours=1),
+                "token_sha256": hashlib.sha256(token.encode()).hexdigest(),
+                "status": "Up",
+                "expected_at": expected,
+                "due_at": expected,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for i, token in enumerate(tokens)
+        ]
+        for start in range(0, len(rows), 1000):
+            await conn.execute(insert(monitors), rows[start : start + 1000])
+    await db.dispose()
+    return tokens
+
+
+async def check_in(base: str, tokens: list[str], minutes: int, concurrency: int) -> list[float]:
+    """Every token once a minute, spread evenly; the latencies (seconds)."""
+    latencies: list[float] = []
+    gate = asyncio.Semaphore(concurrency)
+    step = 60.0 / len(tokens)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as client:
+        start = time.monotonic()
+
+        async def one(k: int, token: str) -> None:
+            delay = start + k * step - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            async with gate:
+                sent = time.perf_counter()
+                answer = await client.post(f"/ping/{token}", content=b"backup done: 42 files")
+                latencies.append(time.perf_counter() - sent)
+            if answer.status_code != 200:
+                raise RuntimeError(f"check-in answered {answer.status_code}: {answer.text}")
+
+        work = [one(m * len(tokens) + i, t) for m in range(minutes) for i, t in enumerate(tokens)]
+        await asyncio.gather(*work)
+    return latencies
+
+
+async def worst_minute(url: str, count: int) -> tuple[float, int]:
+    """CPU seconds of judging every monitor overdue at once, and how many changed."""
+    from sqlalchemy import update
+
+    from horarium.store.core.db import create_engine
+    from horarium.store.core.schema import monitors
+    from horarium.store.runs.monitor_checks import judge_due
+
+    db = create_engine(url)
+    past = datetime.now(UTC) - timedelta(seconds=30)
+    async with db.begin() as conn:
+        await conn.execute(
+            update(monitors).values(status="Up", expected_at=past, due_at=past, started_at=None)
+        )
+    before = time.process_time()
+    judged = await judge_due(db, datetime.now(UTC))
+    spent = time.process_time() - before
+    await db.dispose()
+    assert judged.changed == count, judged
+    return spent, judged.changed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--monitors", type=int, default=10_000)
+    parser.add_argument("--minutes", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        url = f"sqlite:///{folder}/store.sqlite3"
+        tokens = asyncio.run(store_monitors(url, args.monitors, datetime.now(UTC)))
+        port = free_port()
+        api = start_horarium(
+            "serve", url, folder / "api", folder / "api.log", port=port, auth="none",
+            access_log="false",
+        )  # fmt: skip
+        try:
+            wait_port(port, 60)
+            time.sleep(3)  # the engine's start-up is not measured
+            ticks = cpu_ticks(api.pid)
+            started = time.monotonic()
+            base = f"http://127.0.0.1:{port}"
+            latencies = asyncio.run(check_in(base, tokens, args.minutes, args.concurrency))
+            window = time.monotonic() - started
+            server_cpu = (cpu_ticks(api.pid) - ticks) / TICKS
+        finally:
+            stop(api)
+        spent, changed = asyncio.run(worst_minute(url, args.monitors))
+    print(f"load {load()}; {args.monitors} monitors, {len(latencies)} check-ins in {window:.1f} s")
+    print(
+        "| check-ins | p50 ms | p99 ms | max ms | server CPU µs / check-in |"
+        " worst minute: µs / monitor judged Late |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| {len(latencies):,} | {percentile(latencies, 0.5) * 1000:.1f}"
+        f" | {percentile(latencies, 0.99) * 1000:.1f} | {max(latencies) * 1000:.1f}"
+        f" | {server_cpu / len(latencies) * 1e6:.0f} | {spent / changed * 1e6:.0f} |"
+    )
+
+
+if __name__ == "__main__":
+    main()

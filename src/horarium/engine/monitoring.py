@@ -1,0 +1,37 @@
+"""The periodic task that watches check-in monitors (`store.runs.monitor_checks`): every
+`poll_interval` it looks up when the earliest monitor is due (an index lookup) and, once one
+is, judges the due ones — so a missed check-in becomes Late or Down at most one
+`--poll-interval` after its time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from horarium.engine.clock import Clock
+from horarium.store.core.outages import is_outage
+from horarium.store.runs.monitor_checks import Judged, judge_due, next_due
+
+log = logging.getLogger(__name__)
+
+
+async def watch_monitors_once(db: AsyncEngine, clock: Clock) -> Judged:
+    """Judge the monitors due now or earlier."""
+    now = clock.now()
+    upcoming = await next_due(db)
+    if upcoming is None or upcoming > now:
+        return Judged()
+    return await judge_due(db, now)
+
+
+async def watch_monitors_forever(db: AsyncEngine, clock: Clock, interval: float) -> None:
+    while True:
+        try:
+            await watch_monitors_once(db, clock)
+        except Exception as exc:
+            if not is_outage(exc):
+                log.exception("watching monitors failed")
+            # else: the engine's other transactions report the outage, once
+        await asyncio.sleep(interval)

@@ -1,0 +1,118 @@
+"""The engine's side of check-in monitors: monitors whose `due_at` has come (an expected
+check-in overdue, its grace over, a run past `maxRuntime`) are judged
+(`model.monitor_status.judge`), their status written and their notification put in the outbox in
+the same transaction.
+
+Any process of a cluster may do it, and one decides each change: on PostgreSQL the due rows are
+chosen `FOR UPDATE SKIP LOCKED` (a check-in's transaction locks its monitor's row too), and the
+update is conditional on the status and `due_at` that were read, so a change is written, and
+notified, once — also when a node stops between two passes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from horarium.model.monitor import grace_of, max_runtime_of
+from horarium.model.monitor_status import Watch, judge
+from horarium.model.names import CollectionName
+from horarium.store.core import monitor_events
+from horarium.store.core.db import write_transaction
+from horarium.store.core.schema import job_collections, monitors
+
+BATCH = 200  # monitors judged per transaction
+
+_m = monitors.c
+
+
+async def next_due(db: AsyncEngine) -> datetime | None:
+    """When the earliest monitor is due (an index lookup, no write lock)."""
+    async with db.connect() as conn:
+        found = (await conn.execute(select(func.min(_m.due_at)))).scalar()
+    return found if isinstance(found, datetime) else None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """How many monitors one pass looked at, and how many changed status."""
+
+    looked: int = 0
+    changed: int = 0
+
+
+async def judge_due(db: AsyncEngine, now: datetime) -> Judged:
+    """Judge every Enabled monitor due by `now`."""
+    looked = changed = 0
+    while True:
+        async with write_transaction(db) as conn:
+            seen, moved = await _judge_batch(conn, now)
+        looked += seen
+        changed += moved
+        if seen < BATCH:
+            return Judged(looked, changed)
+
+
+async def _judge_batch(conn: AsyncConnection, now: datetime) -> tuple[int, int]:
+    query = (
+        select(
+            _m.id,
+            _m.collection_id,
+            _m.name,
+            _m.definition,
+            _m.status,
+            _m.expected_at,
+            _m.started_at,
+            _m.last_check_in_at,
+            _m.due_at,
+            job_collections.c.subscription_id,
+            job_collections.c.resource_group,
+            job_collections.c.name.label("collection"),
+            job_collections.c.notify_events,
+        )
+        .join(job_collections, job_collections.c.id == _m.collection_id)
+        .where(_m.due_at <= now, _m.state == "Enabled")
+        .order_by(_m.due_at)
+        .limit(BATCH)
+    )
+    if conn.dialect.name != "sqlite":
+        query = query.with_for_update(skip_locked=True, of=monitors)
+    rows = (await conn.execute(query)).all()
+    changes: list[monitor_events.MonitorChange] = []
+    for row in rows:
+        watch = Watch(
+            status=row.status,
+            expected_at=row.expected_at,
+            started_at=row.started_at,
+            grace=grace_of(row.definition),
+            max_runtime=max_runtime_of(row.definition),
+        )
+        verdict = judge(watch, now)
+        done = await conn.execute(
+            update(monitors)
+            .where(_m.id == row.id, _m.status == row.status, _m.due_at == row.due_at)
+            .values(status=verdict.watch.status, due_at=verdict.due_at)
+        )
+        if done.rowcount != 1 or verdict.event is None:
+            continue
+        changes.append(_change(row, verdict.event, verdict.watch.status, verdict.reason))
+    await monitor_events.write(conn, changes, now)
+    return len(rows), len(changes)
+
+
+def _change(row: Any, event: str, status: str, reason: str) -> monitor_events.MonitorChange:
+    return monitor_events.MonitorChange(
+        event=event,
+        collection_id=row.collection_id,
+        collection=CollectionName(row.subscription_id, row.resource_group, row.collection),
+        notify_events=row.notify_events,
+        monitor=row.name,
+        status=status,
+        previous=row.status,
+        reason=reason,
+        expected_at=row.expected_at,
+        last_check_in_at=row.last_check_in_at,
+    )
