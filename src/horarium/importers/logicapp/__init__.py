@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from horarium.importers.arm import Scope, arm_workflows
 from horarium.importers.documents import Document, SourceError, read_json_object
-from horarium.importers.logicapp.reading import WorkflowJob, read_workflow
+from horarium.importers.logicapp.reading import WorkflowJob, check_shape, read_workflow
 from horarium.importers.logicapp.writing import Workflow, windows_zone, workflow_of
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a workflow definition is at most 1 MB in Azure; room to spare
@@ -43,8 +44,8 @@ def read_logicapp(
         document = read_json_object(path, "workflow", MAX_FILE_BYTES)
         if isinstance(document.get("resources"), list):
             found = [
-                (str(name), read_workflow({"properties": properties}, {}))
-                for name, properties in arm_workflows(document, sets, scope, now)
+                (str(name), _template_workflow(properties, deferred))
+                for name, properties, deferred in arm_workflows(document, sets, scope, now)
             ]
             if not found:
                 raise SourceError("the template deploys no Microsoft.Logic/workflows resource")
@@ -63,6 +64,16 @@ def read_logicapp(
         _imported(group, collection, job or name, workflow, name if several else "")
         for name, workflow in found
     ]
+
+
+def _template_workflow(properties: Any, deferred: str | None) -> WorkflowJob:
+    """The job of a workflow a template deploys; a property the template cannot evaluate
+    (`deferred`) stops it only after what no value would fix (its trigger, its first action)."""
+    document = {"properties": properties}
+    if deferred is not None:
+        check_shape(document)
+        raise SourceError(deferred)
+    return read_workflow(document, {})
 
 
 def _name_of(path: Path) -> str:
