@@ -121,19 +121,79 @@ def test_a_template_expression_outside_the_definition_still_stops_an_http_workfl
     )
 
 
+SCALING = {
+    "logicAppName": "scale-hosts",
+    "webhookURI": "https://s1.webhook.eus2.azure-automation.net/webhooks?token=t0k",
+    "actionSettingsBody": '{"HostPoolName": "pool1"}',
+}
+
+
+def test_the_wvd_scaling_workflow_posts_every_fifteen_minutes() -> None:
+    path = CORPUS / "logicapp" / "rds-wvd-scaling-logicAppCreationTemplate.json"
+    [imported] = read_logicapp(path, SCALING, WHERE, SCOPE, NOW)
+    assert imported.document.names == ("jc", "scale-hosts")
+    assert imported.document.body["properties"]["action"] == {
+        "type": "Https",
+        "request": {
+            "uri": SCALING["webhookURI"],
+            "method": "POST",
+            "body": SCALING["actionSettingsBody"],
+        },
+    }
+    quarter_hours = walk(NOW, lambda t: (t - NOW) % timedelta(minutes=15) == timedelta(0), 5)
+    assert upcoming(imported.document, 5) == quarter_hours
+
+
+@pytest.mark.parametrize(
+    ("name", "sets", "message"),
+    [
+        # The request is written under inputs.subscribe (an HTTP Webhook's shape) on an Http action.
+        (
+            "rds-wvd-scaling-azureLogicAppCreation.json",
+            {**SCALING, "recurrenceInterval": "15"},
+            "action 'HTTP_Webhook': inputs.uri is not a plain URL (an expression, or missing)",
+        ),
+        (
+            "rds-wvd-scaling-azureLogicAppCreation.json",
+            SCALING,
+            "workflow 'scale-hosts': properties.definition: parameter 'recurrenceInterval' has no"
+            " value: give it with --set recurrenceInterval=… or --parameters",
+        ),
+        (
+            "quickstart-logic-app-and-function-app.json",
+            {},
+            "no Recurrence trigger (a job runs on a schedule)",
+        ),
+    ],
+)
+def test_public_workflows_that_are_not_jobs_stop_naming_why(
+    name: str, sets: dict[str, str], message: str
+) -> None:
+    path = CORPUS / "logicapp" / name
+    with pytest.raises(SourceError) as caught:
+        read_logicapp(path, sets, WHERE, SCOPE, NOW)
+    assert str(caught.value) == f"{path}: {message}"
+
+
 # -- Functions ---------------------------------------------------------------------------------
 
 
-def test_the_functions_timer_template_runs_every_five_minutes() -> None:
-    [imported] = read_functions(
+def test_the_functions_timer_templates_run_every_five_minutes() -> None:
+    found = read_functions(
         CORPUS / "functions" / "azure-functions-templates", {}, ("rg", "jc"), None
     )
-    assert imported.document.names == ("jc", "TimerTrigger")
-    assert imported.document.body["properties"]["recurrence"] == {"cron": "0 */5 * * * *"}
-    assert imported.document.body["properties"]["action"]["request"]["uri"] == (
-        "http://localhost:7071/admin/functions/TimerTrigger"
-    )
-    assert upcoming(imported.document, 5) == walk(NOW, lambda t: t.minute % 5 == 0, 5)
+    assert [f.document.names for f in found] == [
+        ("jc", "TimerTrigger"),
+        ("jc", "TimerTriggerPython"),
+    ]
+    for imported in found:
+        properties = imported.document.body["properties"]
+        assert properties["recurrence"] == {"cron": "0 */5 * * * *"}
+        name = imported.document.names[1]
+        assert properties["action"]["request"]["uri"] == (
+            f"http://localhost:7071/admin/functions/{name}"
+        )
+        assert upcoming(imported.document, 5) == walk(NOW, lambda t: t.minute % 5 == 0, 5)
 
 
 # -- ARM ---------------------------------------------------------------------------------------
