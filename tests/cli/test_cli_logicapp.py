@@ -357,3 +357,33 @@ def test_public_workflows_that_cannot_be_jobs_stop_naming_why(cli: Cli, api: Api
         f"Error: {function}: no Recurrence trigger (a job runs on a schedule)"
     )
     assert api.get(api.collection("wvd") + "/jobs").json()["value"] == []
+
+
+def test_a_templates_unseen_client_secret_is_asked_for_by_its_template_parameter(
+    cli: Cli, api: Api
+) -> None:
+    new_collection(api, "orders")
+    template = CORPUS / "quickstart-logic-app-custom-api-hostname.json"
+    values = {
+        "tenantId": "contoso.onmicrosoft.com",
+        "webAppName": "orders-api",
+        "webAppClientId": "api://orders",
+        "logicAppName": "ping-orders",
+        "logicAppClientID": "11111111-2222-3333-4444-555555555555",
+    }
+    sets = [arg for name, value in values.items() for arg in ("--set", f"{name}={value}")]
+    lacking = logicapp(cli, template, *sets, collection="orders")
+    assert lacking.exit_code == 1
+    assert lacking.stderr.splitlines() == [
+        "Error: rg1/orders/ping-orders: needs properties.action.request.authentication.secret"
+        " (the template parameter 'logicAppClientSecret' has no value: --set"
+        " logicAppClientSecret=…)"
+    ]
+    assert api.get(api.job("orders", "ping-orders")).status_code == 404
+    given = logicapp(
+        cli, template, *sets, "--set", "logicAppClientSecret=s3cret", collection="orders"
+    )
+    assert given.exit_code == 0, given.output
+    request = api.get(api.job("orders", "ping-orders")).json()["properties"]["action"]["request"]
+    assert request["uri"] == "https://orders-api.azurewebsites.net"
+    assert request["authentication"]["type"] == "ActiveDirectoryOAuth"

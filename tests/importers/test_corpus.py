@@ -175,6 +175,49 @@ def test_public_workflows_that_are_not_jobs_stop_naming_why(
     assert str(caught.value) == f"{path}: {message}"
 
 
+CUSTOM_API = {
+    "tenantId": "contoso.onmicrosoft.com",
+    "webAppName": "orders-api",
+    "webAppClientId": "api://orders",
+    "logicAppName": "ping-orders",
+    "logicAppClientID": "11111111-2222-3333-4444-555555555555",
+}
+
+
+def test_the_custom_api_quickstart_pings_its_web_app_hourly_with_its_oauth_secret() -> None:
+    original = CORPUS / "logicapp" / "quickstart-logic-app-custom-api.json"
+    with pytest.raises(SourceError) as caught:
+        read_logicapp(original, CUSTOM_API, WHERE, SCOPE, NOW)
+    assert str(caught.value) == (
+        f"{original}: workflow 'ping-orders': properties.definition: reference() is not"
+        " supported (see docs/migrating.md)"
+    )
+    # With the web app's host name written instead of reference(), it imports; the client
+    # secret comes from the template's secure parameter, through the workflow's own.
+    path = CORPUS / "logicapp" / "quickstart-logic-app-custom-api-hostname.json"
+    [lacking] = read_logicapp(path, CUSTOM_API, WHERE, SCOPE, NOW)
+    request = lacking.document.body["properties"]["action"]["request"]
+    assert request == {
+        "uri": "https://orders-api.azurewebsites.net",
+        "method": "GET",
+        "authentication": {
+            "type": "ActiveDirectoryOAuth",
+            "tenant": "contoso.onmicrosoft.com",
+            "audience": "api://orders",
+            "clientId": "11111111-2222-3333-4444-555555555555",
+        },
+    }
+    assert lacking.document.secret_hint == (
+        "the template parameter 'logicAppClientSecret' has no value: --set logicAppClientSecret=…"
+    )
+    given = {**CUSTOM_API, "logicAppClientSecret": "s3cret"}
+    [imported] = read_logicapp(path, given, WHERE, SCOPE, NOW)
+    authentication = imported.document.body["properties"]["action"]["request"]["authentication"]
+    assert authentication["secret"] == "s3cret"
+    hourly = walk(NOW, lambda t: (t - NOW) % timedelta(hours=1) == timedelta(0), 4)
+    assert upcoming(imported.document, 4) == hourly
+
+
 # -- Functions ---------------------------------------------------------------------------------
 
 
