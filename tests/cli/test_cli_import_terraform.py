@@ -398,3 +398,24 @@ def test_the_provider_example_jobs_import_and_run_as_the_configuration_defines(
     assert "jobs 1 created, 0 replaced, 4 unchanged; 1 failed" in given.stdout
     sundays = minutes_where(at_07, 3, sunday_at_start_time)
     assert listed("tfex-schedulerjob-storage_queue", 3) == sundays
+
+
+def test_the_provider_acceptance_jobs_count_month_days_from_the_end(cli: Cli, api: Api) -> None:
+    state = CORPUS / "provider-acceptance-tests.state.json"
+    result = terraform(cli, state)
+    assert result.exit_code == 1
+    assert "collections 1 created, 0 replaced, 0 unchanged; jobs 2 created," in result.stdout
+    assert len(result.stderr.splitlines()) == 2  # the AD secret and the SAS token
+    now = datetime.now(UTC)
+    at_07 = now.replace(second=7, microsecond=0)
+    if at_07 <= now:
+        at_07 += timedelta(minutes=1)
+
+    def wanted(t: datetime) -> bool:
+        last = (t.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+        return (t.hour, t.minute) == (14, 7) and t.day in {1, 11, last.day - 10, last.day}
+
+    listed = upcoming(
+        api, "acctest-190707-job_collection", "acctest-190707-job-complete", 5, "acctestRG-190707"
+    )
+    assert listed == minutes_where(at_07, 5, wanted)

@@ -346,3 +346,40 @@ def test_the_provider_example_carries_what_the_state_shows_and_asks_for_the_rest
     queue = jobs["tfex-schedulerjob-storage_queue"]
     assert "sasToken" not in queue.body["properties"]["action"]["queueMessage"]
     assert "action_storage_queue.0.sas_token=" in queue.secret_hint
+
+
+ACCEPTANCE = CORPUS / "terraform" / "provider-acceptance-tests.state.json"
+
+
+def test_the_provider_acceptance_jobs_keep_month_days_from_the_end_and_lower_case_days() -> None:
+    jobs = {d.names[1]: d for d in read_terraform(ACCEPTANCE, {}, None).documents[1:]}
+    complete = jobs["acctest-190707-job-complete"]
+    # month_days [-11, -1, 1, 11]: the 1st, the 11th, the 11th-last and the last day.
+    assert upcoming(complete, 8) == walk(
+        AT_START,
+        lambda t: at_start_time(t) and t.day in {1, 11, days_in(t) - 10, days_in(t)},
+        8,
+    )
+    occurrences = jobs["acctest-190707-job-occurrences"]
+    days = occurrences.body["properties"]["recurrence"]["schedule"]["monthlyOccurrences"]
+    assert {d["day"] for d in days} == {"Sunday"}  # written "sunday" in the configuration
+    assert upcoming(occurrences, 6) == walk(
+        AT_START,
+        lambda t: (
+            t.weekday() == 6
+            and at_start_time(t)
+            and (t.day <= 7 or 15 <= t.day <= 21 or last_sunday(t))
+        ),
+        6,
+    )
+    assert (
+        "authentication_active_directory.0.secret="
+        in jobs["acctest-190707-job-auth_ad"].secret_hint
+    )
+    queue_error = jobs["acctest-190707-job-queue_error"]
+    assert queue_error.body["properties"]["action"]["errorAction"]["type"] == "StorageQueue"
+    assert "error_action_storage_queue.0.sas_token=" in queue_error.secret_hint
+
+
+def days_in(t: datetime) -> int:
+    return calendar.monthrange(t.year, t.month)[1]
