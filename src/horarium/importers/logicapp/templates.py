@@ -25,6 +25,9 @@ SECRETS = ("password", "secret", "pfx")
 
 @dataclass(frozen=True)
 class TemplateWorkflow:
+    """A workflow's job; for a template's workflow, the template parameters that give the
+    secrets the job lacks (empty for a workflow file)."""
+
     job: WorkflowJob
     renamed: dict[str, str] = field(default_factory=dict)  # workflow parameter → template's
 
