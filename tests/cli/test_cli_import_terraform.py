@@ -341,3 +341,81 @@ def test_what_cannot_be_read_stops_before_anything_is_sent(
     )
     assert api.get(api.collection("tf")).status_code == 404
     assert terraform(cli, unknown, "--utc-now", "2030-01-01T00:00:00Z").exit_code == 2
+
+
+# -- the provider's example configuration (examples/scheduler-jobs/main.tf) ---------------------
+
+JOBS_EXAMPLE = CORPUS / "provider-scheduler-jobs-example.state.json"
+JOBS_GROUP = "tfex-scheduler-jobs"
+JOBS_COLLECTION = "tfex-scheduler-job-collection"
+
+
+def sunday_at_start_time(t: datetime) -> bool:
+    return t.weekday() == 6 and (t.hour, t.minute) == (14, 7)
+
+
+def first_third_or_last(t: datetime) -> bool:
+    last = (t + timedelta(days=7)).month != t.month
+    return t.day <= 7 or 15 <= t.day <= 21 or last
+
+
+def test_the_provider_example_jobs_import_and_run_as_the_configuration_defines(
+    cli: Cli, api: Api
+) -> None:
+    result = terraform(cli, JOBS_EXAMPLE)
+    assert result.exit_code == 1
+    assert "collections 1 created, 0 replaced, 0 unchanged; jobs 4 created," in result.stdout
+    where = f"{JOBS_GROUP}/{JOBS_COLLECTION}"
+    assert result.stderr.splitlines() == [
+        f"Error: {where}/tfex-web-recurring_weekly-auth_cert: needs"
+        " properties.action.request.authentication.pfx (the state does not show it: --set"
+        " 'azurerm_scheduler_job.web-recurring_weekly-auth_cert.action_web.0"
+        ".authentication_certificate.0.pfx=…')",
+        f"Error: {where}/tfex-schedulerjob-storage_queue: needs"
+        " properties.action.queueMessage.sasToken (the state does not show it: --set"
+        " 'azurerm_scheduler_job.storage-queue.action_storage_queue.0.sas_token=…')",
+    ]
+
+    def listed(job: str, count: int) -> list[str]:
+        return upcoming(api, JOBS_COLLECTION, job, count, JOBS_GROUP)
+
+    # The seconds of start_time (14:07:07Z) stay with schedules that do not set minutes.
+    now = datetime.now(UTC)
+    at_07 = now.replace(second=7, microsecond=0)
+    if at_07 <= now:
+        at_07 += timedelta(minutes=1)
+    monthly = listed("tfex-web-recurring_monthly-auth_ad", 4)
+    expected = minutes_where(at_07, 4, lambda t: sunday_at_start_time(t) and first_third_or_last(t))
+    assert monthly == expected
+    daily = listed("tfex-web-recurring_daily-auth_basic", 8)
+    start = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    assert daily == minutes_where(
+        start, 8, lambda t: t.hour in (0, 12) and t.minute in (0, 15, 30, 45)
+    )
+
+    sas = "azurerm_scheduler_job.storage-queue.action_storage_queue.0.sas_token=sv=2030&sig=x"
+    given = terraform(cli, JOBS_EXAMPLE, "--set", sas)
+    assert "jobs 1 created, 0 replaced, 4 unchanged; 1 failed" in given.stdout
+    sundays = minutes_where(at_07, 3, sunday_at_start_time)
+    assert listed("tfex-schedulerjob-storage_queue", 3) == sundays
+
+
+def test_the_provider_acceptance_jobs_count_month_days_from_the_end(cli: Cli, api: Api) -> None:
+    state = CORPUS / "provider-acceptance-tests.state.json"
+    result = terraform(cli, state)
+    assert result.exit_code == 1
+    assert "collections 1 created, 0 replaced, 0 unchanged; jobs 2 created," in result.stdout
+    assert len(result.stderr.splitlines()) == 2  # the AD secret and the SAS token
+    now = datetime.now(UTC)
+    at_07 = now.replace(second=7, microsecond=0)
+    if at_07 <= now:
+        at_07 += timedelta(minutes=1)
+
+    def wanted(t: datetime) -> bool:
+        last = (t.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+        return (t.hour, t.minute) == (14, 7) and t.day in {1, 11, last.day - 10, last.day}
+
+    listed = upcoming(
+        api, "acctest-190707-job_collection", "acctest-190707-job-complete", 5, "acctestRG-190707"
+    )
+    assert listed == minutes_where(at_07, 5, wanted)

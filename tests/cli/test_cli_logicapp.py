@@ -306,3 +306,84 @@ def test_export_writes_one_workflow_per_job_and_a_round_trip_keeps_the_execution
         == upcoming(api, "src", "weekly", 12)
         == berlin_slots(12)
     )
+
+
+# -- more of the public corpus -----------------------------------------------------------------
+
+SCALING = {
+    "logicAppName": "scale-hosts",
+    "webhookURI": "http://127.0.0.1:9/webhooks?token=t0k",
+    "actionSettingsBody": '{"HostPoolName": "pool1"}',
+}
+SCALING_SETS = [arg for name, value in SCALING.items() for arg in ("--set", f"{name}={value}")]
+
+
+def test_the_wvd_scaling_workflow_posts_to_its_webhook_every_fifteen_minutes(
+    cli: Cli, api: Api
+) -> None:
+    new_collection(api, "wvd")
+    template = CORPUS / "rds-wvd-scaling-logicAppCreationTemplate.json"
+    before = datetime.now(UTC).replace(microsecond=0)
+    result = logicapp(cli, template, *SCALING_SETS, collection="wvd")
+    assert result.exit_code == 0, result.output
+    job = api.get(api.job("wvd", "scale-hosts")).json()["properties"]
+    # Automation webhooks carry their secret in the query: the API shows it masked.
+    assert job["action"]["request"] == {
+        "uri": "http://127.0.0.1:9/webhooks?token=***",
+        "method": "POST",
+        "body": '{"HostPoolName": "pool1"}',
+    }
+    # recurrenceInterval's default, 15 minutes, from the job's creation.
+    listed = [datetime.fromisoformat(t) for t in upcoming(api, "wvd", "scale-hosts", 4)]
+    assert before <= listed[0] <= datetime.now(UTC)
+    assert [b - a for a, b in itertools.pairwise(listed)] == [timedelta(minutes=15)] * 3
+
+
+def test_public_workflows_that_cannot_be_jobs_stop_naming_why(cli: Cli, api: Api) -> None:
+    new_collection(api, "wvd")
+    webhook = CORPUS / "rds-wvd-scaling-azureLogicAppCreation.json"
+    result = logicapp(
+        cli, webhook, *SCALING_SETS, "--set", "recurrenceInterval=20", collection="wvd"
+    )
+    assert result.exit_code == 2
+    assert one_line_error(result) == (
+        f"Error: {webhook}: action 'HTTP_Webhook': inputs.uri is not a plain URL (an"
+        " expression, or missing)"
+    )
+    function = CORPUS / "quickstart-logic-app-and-function-app.json"
+    result = logicapp(cli, function, collection="wvd")
+    assert result.exit_code == 2
+    assert one_line_error(result) == (
+        f"Error: {function}: no Recurrence trigger (a job runs on a schedule)"
+    )
+    assert api.get(api.collection("wvd") + "/jobs").json()["value"] == []
+
+
+def test_a_templates_unseen_client_secret_is_asked_for_by_its_template_parameter(
+    cli: Cli, api: Api
+) -> None:
+    new_collection(api, "orders")
+    template = CORPUS / "quickstart-logic-app-custom-api-hostname.json"
+    values = {
+        "tenantId": "contoso.onmicrosoft.com",
+        "webAppName": "orders-api",
+        "webAppClientId": "api://orders",
+        "logicAppName": "ping-orders",
+        "logicAppClientID": "11111111-2222-3333-4444-555555555555",
+    }
+    sets = [arg for name, value in values.items() for arg in ("--set", f"{name}={value}")]
+    lacking = logicapp(cli, template, *sets, collection="orders")
+    assert lacking.exit_code == 1
+    assert lacking.stderr.splitlines() == [
+        "Error: rg1/orders/ping-orders: needs properties.action.request.authentication.secret"
+        " (the template parameter 'logicAppClientSecret' has no value: --set"
+        " logicAppClientSecret=…)"
+    ]
+    assert api.get(api.job("orders", "ping-orders")).status_code == 404
+    given = logicapp(
+        cli, template, *sets, "--set", "logicAppClientSecret=s3cret", collection="orders"
+    )
+    assert given.exit_code == 0, given.output
+    request = api.get(api.job("orders", "ping-orders")).json()["properties"]["action"]["request"]
+    assert request["uri"] == "https://orders-api.azurewebsites.net"
+    assert request["authentication"]["type"] == "ActiveDirectoryOAuth"

@@ -265,3 +265,42 @@ def test_an_arm_template_deploys_one_job_per_workflow(tmp_path: Path) -> None:
     path.write_text(json.dumps({"resources": []}))
     with pytest.raises(SourceError, match=r"deploys no Microsoft\.Logic/workflows resource"):
         read_logicapp(path, {}, ("rg", "jc", None), scope, now)
+
+
+def test_a_templates_secure_parameter_without_a_value_is_a_secret_to_give(
+    tmp_path: Path,
+) -> None:
+    basic = {"type": "Basic", "username": "u", "password": "[parameters('pw')]"}
+    definition = workflow(authentication=basic)
+    template = {
+        "parameters": {"pw": {"type": "securestring"}},
+        "resources": [
+            {
+                "type": "Microsoft.Logic/workflows",
+                "name": "wf",
+                "properties": {"definition": definition},
+            }
+        ],
+    }
+    path = tmp_path / "azuredeploy.json"
+    path.write_text(json.dumps(template))
+    scope, now = Scope("s", "rg", None), datetime(2030, 1, 1, tzinfo=UTC)
+    [found] = read_logicapp(path, {}, ("rg", "jc", None), scope, now)
+    request = found.document.body["properties"]["action"]["request"]
+    assert request["authentication"] == {"type": "Basic", "username": "u"}
+    assert found.document.secret_hint == "the template parameter 'pw' has no value: --set pw=…"
+    [given] = read_logicapp(path, {"pw": "s3cret"}, ("rg", "jc", None), scope, now)
+    assert given.document.body["properties"]["action"]["request"]["authentication"] == {
+        "type": "Basic",
+        "username": "u",
+        "password": "s3cret",
+    }
+    # Anywhere but a secret, a value nobody gave stops the import, naming it.
+    definition["actions"]["call"]["inputs"]["headers"] = {"x-key": "[parameters('pw')]"}
+    path.write_text(json.dumps(template))
+    with pytest.raises(SourceError) as caught:
+        read_logicapp(path, {}, ("rg", "jc", None), scope, now)
+    assert str(caught.value) == (
+        f"{path}: definition.actions.call.inputs.headers.x-key uses the secure parameter 'pw',"
+        " which has no value; give it with --set pw=… (only a secret may be left out)"
+    )

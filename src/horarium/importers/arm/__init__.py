@@ -55,9 +55,9 @@ def read_arm(
 
 def arm_workflows(
     document: dict[str, Any], sets: Mapping[str, str], scope: Scope, now: datetime
-) -> list[tuple[str, Any]]:
-    """The Logic Apps workflows a template deploys (name, evaluated properties), `sets` being
-    its parameters' values."""
+) -> list[tuple[str, Any, str | None]]:
+    """The Logic Apps workflows a template deploys (name, evaluated properties, the error of a
+    property other than the definition), `sets` being its parameters' values."""
     try:
         return read_workflows(document, given_values(None, sets), scope, now)
     except RecursionError:

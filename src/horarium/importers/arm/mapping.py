@@ -74,7 +74,7 @@ def planned(resource: SchedulerResource) -> Planned:
 
 def _collection(resource: SchedulerResource) -> dict[str, Any]:
     body = {k: v for k, v in resource.body.items() if k in ("location", "tags", "properties")}
-    for path, value in _leaves(body, ()):
+    for path, value in leaves(body, ()):
         if isinstance(value, Unseen):
             raise _unseen_error(resource, path, value)
     sku = _child(_child(body.get("properties"), "sku"), "name")
@@ -89,7 +89,7 @@ def _collection(resource: SchedulerResource) -> dict[str, Any]:
 def _job(resource: SchedulerResource) -> tuple[dict[str, Any], dict[str, str]]:
     body: dict[str, Any] = {"properties": resource.body.get("properties")}
     unseen: dict[str, str] = {}
-    for path, value in list(_leaves(body, ())):
+    for path, value in list(leaves(body, ())):
         if not isinstance(value, Unseen):
             continue
         shown = ".".join(path)
@@ -114,13 +114,14 @@ def _unseen_error(resource: SchedulerResource, path: tuple[str, ...], value: Uns
     )
 
 
-def _leaves(node: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+def leaves(node: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every value that is not an object or array in `node`, with its path (indexes as text)."""
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from _leaves(value, (*path, key))
+            yield from leaves(value, (*path, key))
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _leaves(value, (*path, str(i)))
+            yield from leaves(value, (*path, str(i)))
     else:
         yield path, node
 

@@ -254,12 +254,14 @@ def read_template(
 
 def read_workflows(
     template: dict[str, Any], given: dict[str, Any], scope: Scope, now: datetime
-) -> list[tuple[str, Any]]:
+) -> list[tuple[str, Any, str | None]]:
     """The name and evaluated `properties` of each top-level `Microsoft.Logic/workflows`
     resource of `template` (copy loops and conditions honoured), in document order; the
-    workflow language's own `@…` expressions are left as they are."""
+    workflow language's own `@…` expressions are left as they are. The third item is the
+    error of a property other than `definition` that does not evaluate (left out of the
+    properties): the caller reports it only when the definition itself would import."""
     values, resources = _opened(template, given, scope, now)
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, Any, str | None]] = []
     for item in resources:
         if not isinstance(item, dict):
             raise TemplateError("a resource is not a JSON object")
@@ -272,14 +274,30 @@ def read_workflows(
                 continue
             declared_name, declared = item.get("name"), item.get("properties")
             name = _step(f"{label}: name", lambda c=each, v=declared_name: evaluate_value(v, c))
-            properties = _step(
-                f"workflow {name!r}: properties",
-                lambda c=each, v=declared: evaluate_value(v, c),
-            )
-            found.append((str(name), properties))
+            properties, deferred = _workflow_properties(f"workflow {name!r}", declared, each)
+            found.append((str(name), properties, deferred))
             if len(found) > MAX_RESOURCES:
                 raise TemplateError(f"more than {MAX_RESOURCES} workflows (the limit)")
     return found
+
+
+def _workflow_properties(label: str, declared: Any, context: Any) -> tuple[Any, str | None]:
+    """`properties` evaluated, `definition` first; the first other property that fails is left
+    out and its error returned."""
+    if not isinstance(declared, dict):
+        return _step(f"{label}: properties", lambda: evaluate_value(declared, context)), None
+    ordered = sorted(declared.items(), key=lambda kv: kv[0] != "definition")
+    out: dict[str, Any] = {}
+    deferred: str | None = None
+    for key, value in ordered:
+        where = f"{label}: properties.{key}"
+        try:
+            out[key] = _step(where, lambda v=value: evaluate_value(v, context))
+        except TemplateError as e:
+            if key == "definition":
+                raise
+            deferred = deferred or str(e)
+    return out, deferred
 
 
 def _opened(

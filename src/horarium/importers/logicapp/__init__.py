@@ -14,7 +14,8 @@ from pathlib import Path
 
 from horarium.importers.arm import Scope, arm_workflows
 from horarium.importers.documents import Document, SourceError, read_json_object
-from horarium.importers.logicapp.reading import WorkflowJob, read_workflow
+from horarium.importers.logicapp.reading import read_workflow
+from horarium.importers.logicapp.templates import TemplateWorkflow, template_workflow
 from horarium.importers.logicapp.writing import Workflow, windows_zone, workflow_of
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a workflow definition is at most 1 MB in Azure; room to spare
@@ -43,13 +44,13 @@ def read_logicapp(
         document = read_json_object(path, "workflow", MAX_FILE_BYTES)
         if isinstance(document.get("resources"), list):
             found = [
-                (str(name), read_workflow({"properties": properties}, {}))
-                for name, properties in arm_workflows(document, sets, scope, now)
+                (str(name), template_workflow(properties, deferred))
+                for name, properties, deferred in arm_workflows(document, sets, scope, now)
             ]
             if not found:
                 raise SourceError("the template deploys no Microsoft.Logic/workflows resource")
         else:
-            found = [(_name_of(path), read_workflow(document, sets))]
+            found = [(_name_of(path), TemplateWorkflow(read_workflow(document, sets)))]
     except SourceError as e:
         message = str(e)
         raise SourceError(message if message.startswith(str(path)) else f"{path}: {e}") from None
@@ -74,18 +75,28 @@ def _name_of(path: Path) -> str:
 
 
 def _imported(
-    group: str, collection: str, name: str, job: WorkflowJob, prefix: str
+    group: str, collection: str, name: str, workflow: TemplateWorkflow, prefix: str
 ) -> ImportedWorkflow:
+    job, renamed = workflow.job, workflow.renamed
     parameters = sorted(set(job.unseen.values()))
-    hint = "the workflow does not give it"
-    if parameters:
-        names = ", ".join(map(repr, parameters))
-        hint = f"the workflow parameter {names} has no value: " + " ".join(
-            f"--set {p}=…" for p in parameters
+    hints = [
+        _lacking(kind, names)
+        for kind, names in (
+            ("workflow", [p for p in parameters if p.lower() not in renamed]),
+            ("template", sorted({renamed[p.lower()] for p in parameters if p.lower() in renamed})),
         )
+        if names
+    ]
+    hint = "; ".join(hints) or "the workflow does not give it"
     document = Document("job", group, (collection, name), job.body, hint)
     lines = [f"{prefix}: {line}" if prefix else line for line in job.not_carried]
     return ImportedWorkflow(document, lines)
+
+
+def _lacking(kind: str, parameters: list[str]) -> str:
+    names = ", ".join(map(repr, parameters))
+    sets = " ".join(f"--set {p}=…" for p in parameters)
+    return f"the {kind} parameter {names} has no value: {sets}"
 
 
 __all__ = ["ImportedWorkflow", "Workflow", "read_logicapp", "windows_zone", "workflow_of"]

@@ -129,11 +129,16 @@ def _trigger(definition: dict[str, Any], job: WorkflowJob) -> tuple[str, dict[st
     return found
 
 
-def _http(
-    definition: dict[str, Any], job: WorkflowJob, values: dict[str, tuple[Any, bool]]
-) -> dict[str, Any]:
-    """The job's action: the first action (Http), and as its error action an Http action that
-    runs only after the first has failed (as `export --to logicapp` writes it)."""
+def check_shape(document: dict[str, Any]) -> None:
+    """A `SourceError` when the workflow has no Recurrence trigger or its first action is not
+    Http: what stops it whatever values its parameters get."""
+    definition, _ = definition_of(document)
+    _trigger(definition, WorkflowJob({}))
+    _first_action(definition)
+
+
+def _first_action(definition: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The actions and the name of the first (the one that runs after none), an Http action."""
     actions = definition.get("actions")
     if not isinstance(actions, dict) or not actions:
         raise SourceError("no actions")
@@ -145,6 +150,15 @@ def _http(
         raise SourceError("no first action (every action runs after another)")
     if _type(actions[first]).lower() != "http":
         raise SourceError(f"the first action {first!r} is {_type(actions[first])}, not Http")
+    return actions, first
+
+
+def _http(
+    definition: dict[str, Any], job: WorkflowJob, values: dict[str, tuple[Any, bool]]
+) -> dict[str, Any]:
+    """The job's action: the first action (Http), and as its error action an Http action that
+    runs only after the first has failed (as `export --to logicapp` writes it)."""
+    actions, first = _first_action(definition)
     out = _request(first, actions[first], job, values)
     error = None
     for name, other in actions.items():
