@@ -98,6 +98,8 @@ def _fuzz(
                 run()
             except BaseException as failure:
                 failure.add_note(f"fuzz seed {SEED}: repeat with HORARIUM_FUZZ_SEED={SEED}")
+                where = f"{operation.method.upper()} {operation.path}"
+                failure.add_note(f"operation: {where} ({mode.value})")
                 raise
     return sent
 

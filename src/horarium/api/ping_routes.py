@@ -25,7 +25,14 @@ router = APIRouter(tags=["Horarium extensions"])
 MAX_TOKEN = 200  # characters; a longer one is no token (404 without a lookup)
 MAX_EXIT_CODE = 255
 
-Token = Annotated[str, Path(description="The monitor's ping token (from its pingUrl).")]
+# The length is documented, not validated: a longer token is no token, answered 404 as any other.
+Token = Annotated[
+    str,
+    Path(
+        description="The monitor's ping token (from its pingUrl).",
+        json_schema_extra={"maxLength": MAX_TOKEN},
+    ),
+]
 Signal = Annotated[str, Path(description="start, fail, or an exit code 0..255.")]
 
 _NO_AUTH: dict[str, Any] = {"security": []}
