@@ -37,6 +37,9 @@ class Receiver(http_receiver.Receiver):
             self.release.wait(60)
         return 200
 
+    def requests_to_prefix(self, prefix: str) -> list[dict[str, Any]]:
+        return [r for r in list(self.received) if r["path"].startswith(prefix)]
+
     def events(self) -> list[dict[str, Any]]:
         return [json.loads(r["body"]) for r in self.requests_to("/notify")]
 
