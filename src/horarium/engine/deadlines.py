@@ -1,7 +1,8 @@
 """The periodic task that watches jobs' `executionPolicy.deadlines` (`store.runs.deadlines`):
-every `poll_interval` it raises ExecutionLate and ExecutionOverran that have fallen due, so an
-event is raised at most one `--poll-interval` after its deadline, and counts them
-(`horarium_executions_late`, `horarium_executions_overran`)."""
+every `poll_interval` it looks whether anything may be due (a read, no write lock) and, when
+so, raises the ExecutionLate and ExecutionOverran that have fallen due — at most one
+`--poll-interval` after their deadline — and counts them (`horarium_executions_late`,
+`horarium_executions_overran`)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.engine.clock import Clock
 from horarium.observe import metrics
 from horarium.store.core.outages import is_outage
-from horarium.store.runs.deadlines import Raised, judge_due
+from horarium.store.runs.deadlines import Raised, anything_due, judge_due
 
 log = logging.getLogger(__name__)
 
 
 async def watch_deadlines_once(db: AsyncEngine, clock: Clock) -> Raised:
     """Raise the deadline events due now or earlier."""
-    raised = await judge_due(db, clock.now())
+    now = clock.now()
+    if not await anything_due(db, now):
+        return Raised()
+    raised = await judge_due(db, now)
     if raised.late:
         metrics.DEADLINES_LATE.inc(raised.late)
     if raised.overran:

@@ -88,6 +88,26 @@ class Raised:
         return Raised(self.late + other.late, self.overran + other.overran)
 
 
+async def anything_due(db: AsyncEngine, now: datetime) -> bool:
+    """Whether a pass may have something to judge (reads only, no write lock): a job with
+    deadlines whose due execution has not started, or a started one at its `due_at`."""
+    due = exists().where(_d.due_at <= now)
+    unstarted = _unstarted(select(_d.job_id).select_from(job_deadlines), now).exists()
+    async with db.connect() as conn:
+        return bool((await conn.execute(select(or_(due, unstarted)))).scalar())
+
+
+def _unstarted(query: Any, now: datetime) -> Any:
+    """`query` (over job_deadlines) narrowed to jobs whose next execution is due by `now` and
+    has neither started nor been found late."""
+    return query.join(jobs, jobs.c.id == _d.job_id).where(
+        jobs.c.next_execution_at <= now,
+        jobs.c.state == JobState.ENABLED,
+        _other(_d.started_for, jobs.c.next_execution_at),
+        _other(_d.late_for, jobs.c.next_execution_at),
+    )
+
+
 async def judge_due(db: AsyncEngine, now: datetime) -> Raised:
     """Raise the events due by `now`: executions not started `startWithin` after their expected
     time, started executions judged at their `due_at`."""
@@ -111,13 +131,9 @@ def _locked(query: Any, conn: AsyncConnection) -> Any:
     return query.with_for_update(skip_locked=True, of=job_deadlines)
 
 
-def _joined(*columns: Any) -> Any:
-    return (
-        select(*JOB_INFO, *columns)
-        .select_from(job_deadlines)
-        .join(jobs, jobs.c.id == _d.job_id)
-        .join(job_collections, job_collections.c.id == jobs.c.collection_id)
-    )
+def _joined(query: Any) -> Any:
+    """`query` over job_deadlines joined with jobs and their collections (for JOB_INFO)."""
+    return query.join(job_collections, job_collections.c.id == jobs.c.collection_id)
 
 
 async def _judge_unstarted(
@@ -126,13 +142,9 @@ async def _judge_unstarted(
     """Jobs after job id `after` whose next execution is due and not started (not claimed: a
     paused collection, a collection without free slots, no engine running); the last job id
     looked at (None: the last batch)."""
-    query = _joined(jobs.c.next_execution_at, jobs.c.next_repeat).where(
-        _d.job_id > after,
-        jobs.c.next_execution_at <= now,
-        jobs.c.state == JobState.ENABLED,
-        _other(_d.started_for, jobs.c.next_execution_at),
-        _other(_d.late_for, jobs.c.next_execution_at),
-    )
+    columns = select(*JOB_INFO, jobs.c.next_execution_at, jobs.c.next_repeat)
+    query = _joined(_unstarted(columns.select_from(job_deadlines), now))
+    query = query.where(_d.job_id > after)
     query = query.order_by(_d.job_id).limit(BATCH)
     rows = (await conn.execute(_locked(query, conn))).all()
     events: list[tuple[JobInfo, dict[str, Any]]] = []
@@ -155,7 +167,10 @@ async def _judge_unstarted(
 
 async def _judge_started(conn: AsyncConnection, now: datetime) -> tuple[int, Raised]:
     """Started executions at their `due_at`: a late start, and `finishWithin` after it."""
-    query = _joined(_d.started_for, _d.started_at, _d.late_for, _d.overran_for, _d.due_at)
+    columns = select(
+        *JOB_INFO, _d.started_for, _d.started_at, _d.late_for, _d.overran_for, _d.due_at
+    )
+    query = _joined(columns.select_from(job_deadlines).join(jobs, jobs.c.id == _d.job_id))
     query = query.where(_d.due_at <= now).order_by(_d.due_at).limit(BATCH)
     rows = (await conn.execute(_locked(query, conn))).all()
     events: list[tuple[JobInfo, dict[str, Any]]] = []
