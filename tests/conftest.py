@@ -34,6 +34,8 @@ MODULE_SECONDS = {
     "tests/security/test_secret_rotation.py": 42,
     "tests/engine/test_fairness.py": 40,
     "tests/api/test_api_notifications.py": 32,
+    "tests/api/test_api_deadlines.py": 21,
+    "tests/engine/test_deadline_cluster.py": 24,
     "tests/ops/test_database_partition.py": 30,
     "tests/engine/test_cluster_wake.py": 27,
     "tests/engine/test_version_skew.py": 20,

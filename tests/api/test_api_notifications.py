@@ -364,7 +364,9 @@ def test_the_sdk_and_the_openapi_document_read_collections_with_notifications(
     schemas = api.http.get("/openapi.json").json()["components"]["schemas"]
     notification = schemas["JobCollectionNotification"]
     monitor_events = ["MonitorLate", "MonitorDown", "MonitorUp"]  # docs/monitors.md
-    assert notification["properties"]["events"]["items"]["enum"] == ALL_EVENTS + monitor_events
+    deadline_events = ["ExecutionLate", "ExecutionOverran"]  # docs/engine.md, Deadlines
+    enum = notification["properties"]["events"]["items"]["enum"]
+    assert enum == ALL_EVENTS + monitor_events + deadline_events
     assert "secret" in notification["properties"]
     listed = schemas["JobCollectionProperties"]["properties"]["notifications"]
     assert listed["items"] == {"$ref": "#/components/schemas/JobCollectionNotification"}

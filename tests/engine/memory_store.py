@@ -185,6 +185,9 @@ class MemoryRunStore:
     async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
         return 0
 
+    async def mark_started(self, started: Sequence[Claimed], now: datetime) -> None:
+        pass  # deadlines are watched by the database stores only
+
     async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
         times = [
             j.next_at

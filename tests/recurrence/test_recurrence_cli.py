@@ -156,6 +156,24 @@ def test_the_execution_policy_heads_the_preview() -> None:
     ]
 
 
+def test_the_deadlines_are_in_the_execution_policy_line() -> None:
+    deadlines = {"startWithin": "PT5M", "finishWithin": "01:00:00"}
+    job = {**HOURLY_RUN_ALL, "executionPolicy": {"deadlines": deadlines}}
+    out, err = StringIO(), StringIO()
+    code = run(json.dumps(job), now="2024-01-01T05:30:00Z", count=1, out=out, err=err)
+    assert code == 0, err.getvalue()
+    assert out.getvalue().splitlines()[0] == (
+        "# executionPolicy: overlap Allow, missed RunLatest,"
+        " deadlines startWithin 00:05:00 finishWithin 01:00:00"
+    )
+    bad = {**HOURLY_RUN_ALL, "executionPolicy": {"deadlines": {"finishWithin": "PT0S"}}}
+    assert run(json.dumps(bad), out=StringIO(), err=err) == 2
+    assert err.getvalue().splitlines()[-1] == (
+        "error: properties.executionPolicy.deadlines.finishWithin: must be more than 0 and at"
+        " most 7.00:00:00"
+    )
+
+
 def test_down_since_marks_what_the_missed_policy_does_with_each_missed_execution() -> None:
     def shown(missed: str, count: str = "2") -> list[str]:
         job = {**HOURLY_RUN_ALL, "executionPolicy": {"missed": missed, "catchUpWindow": "PT2H"}}

@@ -391,7 +391,12 @@ def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
         "properties": {
             "state": "Disabled",
             "pause": {"until": "2090-01-02T03:04:00Z", "reason": "supplier maintenance"},
-            "executionPolicy": {"overlap": "Skip", "missed": "RunAll", "catchUpWindow": "PT2H"},
+            "executionPolicy": {
+                "overlap": "Skip",
+                "missed": "RunAll",
+                "catchUpWindow": "PT2H",
+                "deadlines": {"startWithin": "PT5M", "finishWithin": "01:00:00"},
+            },
             "action": {
                 "type": "Http",
                 "templated": True,
@@ -410,7 +415,10 @@ def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
 
     signed_in_at(page, server, api.subscription, f"#/job/rg1/{collection}/kept")
     summary = page.locator("dl.summary")
-    expect(summary).to_contain_text("Overlap: Skip · Missed: RunAll (catch-up window 02:00:00)")
+    expect(summary).to_contain_text(
+        "Overlap: Skip · Missed: RunAll (catch-up window 02:00:00)"
+        " · Start within: 00:05:00 · Finish within: 01:00:00"
+    )
     expect(page.locator("#job-upcoming #execution-policy")).to_contain_text("Overlap: Skip")
     page.click("#job-edit")
     expect(page.locator("#cron")).to_have_value("0 9 * * MON-FRI")
@@ -423,6 +431,10 @@ def test_editing_a_job_keeps_the_extensions_the_form_does_not_edit(
     assert after["action"]["request"]["uri"].endswith("/ok/{{jobName}}/edited")
     after["action"]["request"]["uri"] = before["action"]["request"]["uri"]
     assert after == before  # pause, executionPolicy, templated, cron, jitter, calendars kept
+    assert after["executionPolicy"]["deadlines"] == {
+        "startWithin": "00:05:00",
+        "finishWithin": "01:00:00",
+    }
     assert after["pause"]["reason"] == "supplier maintenance"
     assert after["state"].lower() == "disabled"
 

@@ -350,7 +350,10 @@ def _add_notifications(schemas: dict[str, Any]) -> None:
                 " missed executions were not run; ExecutionSkipped: an execution was not run"
                 " (executionPolicy.overlap Skip); JobRecovered: the job's main action succeeded"
                 " after a fault; MonitorLate, MonitorDown, MonitorUp: a check-in monitor"
-                " became Late, Down, or Up again (docs/monitors.md).",
+                " became Late, Down, or Up again (docs/monitors.md); ExecutionLate: an execution"
+                " had not started executionPolicy.deadlines.startWithin after its expected time;"
+                " ExecutionOverran: one had not finished deadlines.finishWithin after its first"
+                " attempt's start (docs/engine.md, Deadlines).",
             },
             "uri": {"type": "string", "format": "uri", "maxLength": MAX_URI},
             "secret": {
@@ -367,6 +370,33 @@ def _add_notifications(schemas: dict[str, Any]) -> None:
         "maxItems": MAX_NOTIFICATIONS,
         "items": {"$ref": "#/components/schemas/JobCollectionNotification"},
     }
+
+
+_DEADLINE_TEXT = " (TimeSpan or ISO 8601, more than 0, at most 7 days)"
+_DEADLINES = {
+    "type": "object",
+    "description": "Deadlines whose breach is notified to the collection's notifications that"
+    " list the event, once per execution (docs/engine.md, Deadlines); at least one of the two."
+    " Absent: none watched.",
+    "properties": {
+        "startWithin": {
+            "type": "string",
+            "format": "duration",
+            "description": "An execution not started this long after its expected time (held"
+            " back: the engine's slots full, no engine running) raises ExecutionLate"
+            + _DEADLINE_TEXT
+            + ".",
+        },
+        "finishWithin": {
+            "type": "string",
+            "format": "duration",
+            "description": "An execution not finished this long after its first attempt's"
+            " start, retries and the error action included, raises ExecutionOverran"
+            + _DEADLINE_TEXT
+            + ".",
+        },
+    },
+}
 
 
 def _add_execution_policy(schemas: dict[str, Any]) -> None:
@@ -398,6 +428,7 @@ def _add_execution_policy(schemas: dict[str, Any]) -> None:
                 "description": "RunAll: how far back missed executions still run (TimeSpan or"
                 " ISO 8601, more than 0, at most 366 days); absent: one day.",
             },
+            "deadlines": _DEADLINES,
         },
     }
     status = schemas["JobExecutionStatus"]

@@ -92,6 +92,7 @@ class Dispatcher:
         self._parked_count = 0
         self._passed: set[int] = set()  # the collections the last claim passed over
         self._starts = 0  # attempts started so far
+        self._marks: set[asyncio.Task[None]] = set()  # deadline starts being written
         self._wake = asyncio.Event()
         self._woken = False
         self._full = False  # the last round stopped for lack of slots: more work may be due
@@ -158,6 +159,8 @@ class Dispatcher:
             task.cancel()
         if self._running:
             await asyncio.wait(self._tasks())
+        if self._marks:
+            await asyncio.wait(list(self._marks))
         await self._recorder.close()
         await cancel_and_wait(self._renew_task)  # the leases were renewed while draining
         if unfinished:
@@ -390,6 +393,8 @@ class Dispatcher:
             early = (execution.expected - self._clock.now()).total_seconds()
             if execution.source == Source.JOB_ROW and 0 < early <= 2 * LOOKAHEAD.total_seconds():
                 await asyncio.sleep(early)  # claimed a little ahead: start on time
+            if execution.source == Source.JOB_ROW and execution.job.policy.deadlines:
+                self._mark_started(execution)
             attempt = await run_attempt(
                 self._actions,
                 execution,
@@ -406,6 +411,20 @@ class Dispatcher:
             self._let_go(execution, run)
             self._start_ready()
             self._claim_again_if_short()
+
+    def _mark_started(self, execution: Claimed) -> None:
+        """Write the start of a first attempt whose job has deadlines, beside the attempt (the
+        action does not wait for it)."""
+        task = asyncio.create_task(self._write_start(execution, self._clock.now()))
+        self._marks.add(task)
+        task.add_done_callback(self._marks.discard)
+
+    async def _write_start(self, execution: Claimed, now: datetime) -> None:
+        try:
+            await self._runs.mark_started([execution], now)
+        except Exception as exc:
+            if not is_outage(exc):
+                log.exception("marking the start of %s failed", execution.key)
 
     def _tasks(self) -> list[asyncio.Task[None]]:
         return [task for _, task in self._running.values()]

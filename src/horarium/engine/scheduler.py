@@ -13,6 +13,7 @@ from horarium.actions.base import ActionRunner
 from horarium.config import Settings
 from horarium.engine.cleanup import clean_forever
 from horarium.engine.clock import Clock, DatabaseClock
+from horarium.engine.deadlines import watch_deadlines_forever
 from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.monitoring import watch_monitors_forever
@@ -73,6 +74,7 @@ class Scheduler:
         self._pauses: asyncio.Task[None] | None = None
         self._notifications: asyncio.Task[None] | None = None
         self._monitors: asyncio.Task[None] | None = None
+        self._deadlines: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.dispatcher.before_claim = self.node.ensure_fresh
@@ -93,12 +95,22 @@ class Scheduler:
             watch_monitors_forever(self.db, self.clock, self._poll_interval),
             name="horarium-monitors",
         )
+        self._deadlines = asyncio.create_task(
+            watch_deadlines_forever(self.db, self.clock, self._poll_interval),
+            name="horarium-deadlines",
+        )
 
     def wake(self) -> None:
         self.dispatcher.wake()
 
     async def stop(self) -> None:
-        for task in (self._cleanup, self._pauses, self._notifications, self._monitors):
+        for task in (
+            self._cleanup,
+            self._pauses,
+            self._notifications,
+            self._monitors,
+            self._deadlines,
+        ):
             await cancel_and_wait(task)
         await self.wakeups.stop()
         await self.dispatcher.stop()

@@ -1,7 +1,8 @@
 """`properties.executionPolicy` (Horarium): what happens when an execution falls due while the
 job's previous one is unfinished (`overlap`), and to executions missed while the service was
-down (`missed`, `catchUpWindow`). A job without it behaves as Azure Scheduler did: overlapping
-executions run, and of missed executions the latest runs once."""
+down (`missed`, `catchUpWindow`), and the deadlines whose breach is notified (`deadlines`:
+`startWithin`, `finishWithin`). A job without it behaves as Azure Scheduler did: overlapping
+executions run, of missed executions the latest runs once, and no deadline is watched."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from horarium.model import enums
 from horarium.model.durations import format_timespan, parse_duration, read_duration
 from horarium.model.errors import BadRequest
 from horarium.model.fields import obj
+from horarium.model.keys import Shape
 
 OVERLAP_ALLOW = "Allow"
 OVERLAP_SKIP = "Skip"
@@ -28,8 +30,28 @@ MISSEDS = (MISSED_RUN_LATEST, MISSED_RUN_ALL, MISSED_SKIP)
 DEFAULT_CATCH_UP_WINDOW = timedelta(days=1)
 MAX_CATCH_UP_WINDOW = timedelta(days=366)
 
-POLICY_SHAPE: dict[str, None] = {"overlap": None, "missed": None, "catchUpWindow": None}
+MAX_DEADLINE = timedelta(days=7)
+
+POLICY_SHAPE: dict[str, Shape] = {
+    "overlap": None,
+    "missed": None,
+    "catchUpWindow": None,
+    "deadlines": {"startWithin": None, "finishWithin": None},
+}
 PATH = "properties.executionPolicy"
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    """`executionPolicy.deadlines`: an execution not started `start_within` after its expected
+    time raises ExecutionLate; one not finished `finish_within` after its first attempt's start
+    (retries and the error action included) raises ExecutionOverran. None: not watched."""
+
+    start_within: timedelta | None = None
+    finish_within: timedelta | None = None
+
+    def __bool__(self) -> bool:
+        return self.start_within is not None or self.finish_within is not None
 
 
 @dataclass(frozen=True)
@@ -37,6 +59,7 @@ class ExecutionPolicy:
     overlap: str = OVERLAP_ALLOW
     missed: str = MISSED_RUN_LATEST
     catch_up_window: timedelta = DEFAULT_CATCH_UP_WINDOW
+    deadlines: Deadlines = Deadlines()
 
     @property
     def serial(self) -> bool:
@@ -63,17 +86,50 @@ def parse_policy(raw: Any) -> dict[str, Any]:
                 f"{where}: must be more than 0 and at most {format_timespan(MAX_CATCH_UP_WINDOW)}"
             )
         out["catchUpWindow"] = format_timespan(window)
+    if given.get("deadlines") is not None:
+        out["deadlines"] = _parse_deadlines(given["deadlines"])
+    return out
+
+
+def _parse_deadlines(raw: Any) -> dict[str, str]:
+    where = f"{PATH}.deadlines"
+    given = obj(raw, where)
+    out: dict[str, str] = {}
+    for key in ("startWithin", "finishWithin"):
+        if given.get(key) is None:
+            continue
+        value = parse_duration(given[key], f"{where}.{key}")
+        if not timedelta(0) < value <= MAX_DEADLINE:
+            raise BadRequest(
+                f"{where}.{key}: must be more than 0 and at most {format_timespan(MAX_DEADLINE)}"
+            )
+        out[key] = format_timespan(value)
+    if not out:
+        raise BadRequest(f"{where}: give startWithin, finishWithin or both")
     return out
 
 
 def render_policy(stored: Mapping[str, Any]) -> dict[str, Any]:
     """The stored policy with its defaults filled in, as the API returns it."""
     policy = policy_of({"executionPolicy": stored})
-    return {
+    shown: dict[str, Any] = {
         "overlap": policy.overlap,
         "missed": policy.missed,
         "catchUpWindow": format_timespan(policy.catch_up_window),
     }
+    if policy.deadlines:
+        shown["deadlines"] = render_deadlines(policy.deadlines)
+    return shown
+
+
+def render_deadlines(deadlines: Deadlines) -> dict[str, str]:
+    """The deadlines given, as TimeSpans."""
+    shown: dict[str, str] = {}
+    if deadlines.start_within is not None:
+        shown["startWithin"] = format_timespan(deadlines.start_within)
+    if deadlines.finish_within is not None:
+        shown["finishWithin"] = format_timespan(deadlines.finish_within)
+    return shown
 
 
 def policy_of(definition: Mapping[str, Any]) -> ExecutionPolicy:
@@ -84,13 +140,26 @@ def policy_of(definition: Mapping[str, Any]) -> ExecutionPolicy:
         return DEFAULT
     overlap = enums.find(raw.get("overlap"), OVERLAPS) or OVERLAP_ALLOW
     missed = enums.find(raw.get("missed"), MISSEDS) or MISSED_RUN_LATEST
-    window = DEFAULT_CATCH_UP_WINDOW
-    if isinstance(raw.get("catchUpWindow"), str):
-        try:
-            window = read_duration(raw["catchUpWindow"])
-        except ValueError:
-            window = DEFAULT_CATCH_UP_WINDOW
-    return ExecutionPolicy(overlap, missed, window)
+    window = _stored_duration(raw.get("catchUpWindow")) or DEFAULT_CATCH_UP_WINDOW
+    return ExecutionPolicy(overlap, missed, window, deadlines_of(raw.get("deadlines")))
+
+
+def deadlines_of(raw: Any) -> Deadlines:
+    """Stored deadlines (none when absent or unreadable)."""
+    if not isinstance(raw, dict):
+        return Deadlines()
+    return Deadlines(
+        _stored_duration(raw.get("startWithin")), _stored_duration(raw.get("finishWithin"))
+    )
+
+
+def _stored_duration(value: Any) -> timedelta | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return read_duration(value)
+    except ValueError:
+        return None
 
 
 def missed_runs(missed: Sequence[datetime], now: datetime, policy: ExecutionPolicy) -> list[bool]:
@@ -111,4 +180,7 @@ def describe_policy(policy: ExecutionPolicy) -> str:
     shown = f"overlap {policy.overlap}, missed {policy.missed}"
     if policy.missed == MISSED_RUN_ALL:
         shown += f" (catchUpWindow {format_timespan(policy.catch_up_window)})"
+    if policy.deadlines:
+        given = render_deadlines(policy.deadlines).items()
+        shown += ", deadlines " + " ".join(f"{key} {value}" for key, value in given)
     return shown

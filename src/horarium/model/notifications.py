@@ -32,6 +32,8 @@ JOB_RECOVERED = "JobRecovered"
 MONITOR_LATE = "MonitorLate"  # a check-in monitor's expected check-in is overdue
 MONITOR_DOWN = "MonitorDown"
 MONITOR_UP = "MonitorUp"  # a Late or Down monitor checked in its success again
+EXECUTION_LATE = "ExecutionLate"  # not started executionPolicy.deadlines.startWithin late
+EXECUTION_OVERRAN = "ExecutionOverran"  # not finished within deadlines.finishWithin
 EVENTS = (
     EXECUTION_FAULTED,
     JOB_FAULTED,
@@ -41,6 +43,8 @@ EVENTS = (
     MONITOR_LATE,
     MONITOR_DOWN,
     MONITOR_UP,
+    EXECUTION_LATE,
+    EXECUTION_OVERRAN,
 )
 BITS = {event: 1 << i for i, event in enumerate(EVENTS)}
 

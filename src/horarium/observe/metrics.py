@@ -76,6 +76,16 @@ BACKFILL_EXECUTIONS = Counter(
     "Backfill executions that ended, by outcome (succeeded, error_action_succeeded, faulted).",
     ["outcome"],
 )
+DEADLINES_LATE = Counter(
+    "horarium_executions_late",
+    "Executions not started within their job's executionPolicy.deadlines.startWithin"
+    " (ExecutionLate raised; counted by the process that raised it).",
+)
+DEADLINES_OVERRAN = Counter(
+    "horarium_executions_overran",
+    "Executions not finished within their job's executionPolicy.deadlines.finishWithin of their"
+    " first attempt's start (ExecutionOverran raised; counted by the process that raised it).",
+)
 LEASE_TAKEOVERS = Counter(
     "horarium_lease_takeovers",
     "Executions claimed while another process's lease on them had run out or been handed back.",

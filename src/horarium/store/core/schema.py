@@ -154,6 +154,23 @@ job_executions = Table(
     Index(None, "job_id"),
 )
 
+# The deadlines of jobs whose `executionPolicy.deadlines` is set (Horarium extension;
+# docs/engine.md, "Deadlines"): one row per such job, written by the API with the job
+# (`store.resources.jobs`), marked by the engine's claim when an execution starts and by its
+# periodic look when an event is raised (`store.runs.deadlines`). `due_at`: when the look must
+# judge the started execution (its late start, or `finishWithin` after its start).
+job_deadlines = Table(
+    "job_deadlines",
+    metadata,
+    Column("job_id", Integer, ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True),
+    Column("started_for", UTCDateTime, nullable=True),  # expected time of the started execution
+    Column("started_at", UTCDateTime, nullable=True),  # its first attempt's start
+    Column("late_for", UTCDateTime, nullable=True),  # ExecutionLate raised for this execution
+    Column("overran_for", UTCDateTime, nullable=True),  # ExecutionOverran raised for this one
+    Column("due_at", UTCDateTime, nullable=True),
+    Index(None, "due_at"),
+)
+
 # API keys callers authenticate with (horarium.api.api_keys; SQL in
 # horarium.store.resources.api_keys). Only the SHA-256 of a token is kept: the token itself is
 # shown once, when it is made.

@@ -15,8 +15,9 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.enums import FINAL_JOB_STATES
+from horarium.model.execution_policy import policy_of
 from horarium.model.pause import PAUSE, until_of
-from horarium.store.core.schema import job_executions, jobs
+from horarium.store.core.schema import job_deadlines, job_executions, jobs
 from horarium.store.core.sealing import (
     SealError,
     keyring_of,
@@ -165,13 +166,16 @@ async def insert_one(
         )
         .returning(jobs.c.id)
     )
-    return int(result.scalar_one())
+    job_id = int(result.scalar_one())
+    await _keep_deadlines(conn, job_id, definition)
+    return job_id
 
 
 async def update_one(conn: AsyncConnection, job_id: int, now: datetime, **values: Any) -> None:
     """Set any of `definition`, `state`, `schedule_set_at`, `next_execution_at`, `next_repeat`;
     `ended_at` follows the state. Bumps `version`. A definition is sealed here."""
-    if "definition" in values:
+    definition = values.get("definition")
+    if definition is not None:
         values["paused_until"] = until_of(values["definition"].get(PAUSE))
         values["definition"] = seal_definition(values["definition"], keyring_of(conn.engine))
     if "state" in values:
@@ -182,6 +186,20 @@ async def update_one(conn: AsyncConnection, job_id: int, now: datetime, **values
         .where(jobs.c.id == job_id)
         .values(updated_at=now, version=jobs.c.version + 1, **values)
     )
+    if definition is not None:  # after the job row: the engine's lock order
+        await _keep_deadlines(conn, job_id, definition)
+
+
+async def _keep_deadlines(conn: AsyncConnection, job_id: int, definition: dict[str, Any]) -> None:
+    """The job's `job_deadlines` row exists exactly while its definition has deadlines (a row
+    kept across redefinitions keeps its marks: each names the execution it is for)."""
+    d = job_deadlines.c
+    if not policy_of(definition).deadlines:
+        await conn.execute(delete(job_deadlines).where(d.job_id == job_id))
+        return
+    found = await conn.execute(select(d.job_id).where(d.job_id == job_id))
+    if found.first() is None:
+        await conn.execute(insert(job_deadlines).values(job_id=job_id))
 
 
 async def delete_one(conn: AsyncConnection, job_id: int) -> None:

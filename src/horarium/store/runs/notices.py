@@ -71,7 +71,7 @@ def recorded(conn: Connection, accepted: Sequence[Attempt], now: datetime) -> No
     if not notified:
         return
     rows = [
-        _row(EXECUTION_FAULTED, a.execution.job, now, execution=_attempt(a))
+        event_row(EXECUTION_FAULTED, a.execution.job, now, execution=_attempt(a))
         for a in notified
         if a.faults and _notifies(a.execution.job, EXECUTION_FAULTED)
     ]
@@ -97,7 +97,7 @@ def _job_faulted(conn: Connection, attempts: list[Attempt], now: datetime) -> li
     for ids in chunks(sorted({a.execution.job.id for a in ending})):
         faulted.update(conn.execute(_FAULTED_JOBS, {"ids": list(ids)}).scalars())
     return [
-        _row(JOB_FAULTED, a.execution.job, now, state=JobState.FAULTED, execution=_attempt(a))
+        event_row(JOB_FAULTED, a.execution.job, now, state=JobState.FAULTED, execution=_attempt(a))
         for a in ending
         if a.execution.job.id in faulted
     ]
@@ -127,7 +127,7 @@ def _recovered(conn: Connection, attempts: list[Attempt]) -> list[dict[str, Any]
             opened = since[job.id]
             assert opened is not None
             rows.append(
-                _row(
+                event_row(
                     JOB_RECOVERED,
                     job,
                     a.ended,
@@ -175,7 +175,7 @@ def postponed(conn: Connection, runs: Sequence[RunExecution], now: datetime) -> 
             for i, (expected, repeat) in enumerate(run.postponed[:MAX_POSTPONED])
         ]
         rows.append(
-            _row(
+            event_row(
                 EXECUTION_POSTPONED,
                 run.due.info,
                 now,
@@ -189,7 +189,7 @@ def postponed(conn: Connection, runs: Sequence[RunExecution], now: datetime) -> 
 def skipped(conn: Connection, decisions: Iterable[RunExecution], now: datetime) -> None:
     """ExecutionSkipped of the due executions a claim skipped (overlap Skip)."""
     rows = [
-        _row(
+        event_row(
             EXECUTION_SKIPPED,
             d.due.info,
             now,
@@ -210,7 +210,7 @@ def schedule_faults(conn: Connection, faults: Sequence[FaultJob], now: datetime)
     """JobFaulted of the jobs a claim faulted (their schedule cannot be computed); opens their
     fault for JobRecovered."""
     rows = [
-        _row(
+        event_row(
             JOB_FAULTED,
             f.due.info,
             now,
@@ -236,7 +236,8 @@ def schedule_faults(conn: Connection, faults: Sequence[FaultJob], now: datetime)
 # -- the rows ------------------------------------------------------------------------------------
 
 
-def _row(event: str, job: JobInfo, at: datetime, **details: Any) -> dict[str, Any]:
+def event_row(event: str, job: JobInfo, at: datetime, **details: Any) -> dict[str, Any]:
+    """The outbox row of a job's `event` at `at`, its body naming the job plus `details`."""
     collection = CollectionName(job.subscription_id, job.resource_group, job.collection)
     body = {
         "id": str(uuid.uuid4()),

@@ -11,7 +11,7 @@ from typing import Protocol
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.store.core.sealing import keyring_of
-from horarium.store.runs import leases, recording
+from horarium.store.runs import deadlines, leases, recording
 from horarium.store.runs.claims import Claimer
 from horarium.store.runs.dialect import RunDialect
 from horarium.store.runs.nodes import Node, Nodes
@@ -64,6 +64,10 @@ class RunStore(Protocol):
     async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
         """The earliest instant new work falls due, if any, leaving out the collections
         `full` (that may be given nothing more)."""
+        ...
+
+    async def mark_started(self, started: Sequence[Claimed], now: datetime) -> None:
+        """The first attempts of jobs with deadlines started at `now` (`deadlines.started`)."""
         ...
 
     async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:
@@ -120,6 +124,11 @@ class Runs:
     async def next_due(self, full: Sequence[int] = ()) -> datetime | None:
         return await self.transactor.read(
             lambda conn: leases.next_due(conn, self._sql, full), "looking for due work"
+        )
+
+    async def mark_started(self, started: Sequence[Claimed], now: datetime) -> None:
+        await self.transactor.write(
+            lambda conn: deadlines.started(conn, started, now), "marking deadline starts"
         )
 
     async def record(self, attempts: Sequence[Attempt], now: datetime) -> set[str]:

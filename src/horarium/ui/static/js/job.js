@@ -16,11 +16,15 @@ const firstAttempt = (e) => (e.properties.retryCount ?? 0) === 0 && e.properties
 const lag = (e) => (firstAttempt(e) ? parseTime(e.properties.startTime) - parseTime(e.properties.expectedExecutionTime) : NaN);
 const took = (e) => parseTime(e.properties.endTime) - parseTime(e.properties.startTime);
 
-/** `Overlap: Skip · Missed: RunAll (catch-up window 1.00:00:00)`, a job's executionPolicy. */
+/** `Overlap: Skip · Missed: RunAll (catch-up window 1.00:00:00) · Start within: 00:05:00`,
+ * a job's executionPolicy (its deadlines when it has any). */
 export function policyLine(policy) {
   const window = policy.missed === "RunAll" ? ` (catch-up window ${policy.catchUpWindow})` : "";
+  const due = policy.deadlines || {};
+  const deadlines = (due.startWithin ? ` · Start within: ${due.startWithin}` : "")
+    + (due.finishWithin ? ` · Finish within: ${due.finishWithin}` : "");
   return h("p", { class: "policy muted", id: "execution-policy" },
-    `Overlap: ${policy.overlap} · Missed: ${policy.missed}${window}`);
+    `Overlap: ${policy.overlap} · Missed: ${policy.missed}${window}${deadlines}`);
 }
 
 export async function jobPage(view, [group, collection, name]) {
