@@ -70,12 +70,19 @@ def test_every_node_lists_its_version_and_a_worker_left_behind_exits(
     engine_server: ServerProcess, tmp_path: Path
 ) -> None:
     server, database = engine_server, str(engine_server.database)
-    # A node of an older release (its row as that release would beat it).
-    _pg(
-        database,
-        "INSERT INTO nodes (id, host, pid, started, last_beat, version, schema_revision)"
-        " VALUES ('old:1:00000000', 'old', 1, now(), now(), '0.0.9', '0009')",
-    )
+
+    def old_node_beats() -> None:
+        """A node of an older release, its row as that release beats it: written again at
+        every look, as its heartbeat would (a row left alone is taken over after
+        --node-timeout, which a slow worker start on a loaded machine outlasted)."""
+        _pg(
+            database,
+            "INSERT INTO nodes (id, host, pid, started, last_beat, version, schema_revision)"
+            " VALUES ('old:1:00000000', 'old', 1, now(), now(), '0.0.9', '0009')"
+            " ON CONFLICT (id) DO UPDATE SET last_beat = now()",
+        )
+
+    old_node_beats()
     worker_log = tmp_path / "worker.log"
     worker: subprocess.Popen[bytes] = start_worker(
         database, worker_log, secret_key_file=server.data_dir / "secret.key"
@@ -83,6 +90,7 @@ def test_every_node_lists_its_version_and_a_worker_left_behind_exits(
     try:
 
         def all_three() -> dict[str, Any] | None:
+            old_node_beats()
             view = _verbose(server)
             return view if len(view["liveNodes"] or ()) == 3 else None
 
