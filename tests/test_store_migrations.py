@@ -8,21 +8,13 @@ from pathlib import Path
 
 import pytest
 from alembic import command
-from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, inspect
 from sqlalchemy import create_engine as sa_create_engine
+from sqlalchemy import inspect
 
-from horarium.store.core.db import MIGRATIONS, create_engine, migrate
+from horarium.store.core.db import alembic_config, create_engine, migrate
 from horarium.store.core.revisions import REVISION, head_revision, known_revisions
 from tests.support import fresh_pg_database
-
-
-def _alembic_config(connection: Connection | None = None) -> Config:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    config.attributes["connection"] = connection
-    return config
 
 
 async def _tables(url: str) -> set[str]:
@@ -59,7 +51,7 @@ def test_postgres_gets_schema() -> None:
 def test_the_revisions_read_from_file_names_are_alembics() -> None:
     """`store.core.revisions` reads the migrations from their file names; Alembic's own reading
     of the scripts must agree: the same revisions, one chain, the same head."""
-    scripts = ScriptDirectory.from_config(_alembic_config())
+    scripts = ScriptDirectory.from_config(alembic_config())
     chain = [script.revision for script in reversed(list(scripts.walk_revisions()))]
     assert list(known_revisions()) == chain
     assert head_revision() == scripts.get_current_head()
@@ -90,7 +82,7 @@ def test_a_database_at_the_head_is_opened_without_loading_alembic(tmp_path: Path
     before = known_revisions()[-2]
     engine = sa_create_engine(url)
     with engine.begin() as connection:
-        command.downgrade(_alembic_config(connection), before)
+        command.downgrade(alembic_config(connection), before)
     assert loaded_alembic()  # one behind: migrated again
     with engine.connect() as connection:
         assert connection.execute(REVISION).scalar() == head_revision()

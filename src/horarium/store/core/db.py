@@ -11,7 +11,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from sqlalchemy import create_engine as sa_create_engine
@@ -21,6 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from horarium.store.core.revisions import REVISION, head_revision
 from horarium.store.core.sealing import Keyring, attach
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
@@ -119,16 +122,22 @@ def _upgrade(connection: Connection) -> None:
     if _current_revision(connection) == head_revision():
         return
     from alembic import command
-    from alembic.config import Config
     from alembic.util.exc import CommandError
+
+    try:
+        command.upgrade(alembic_config(connection), "head")
+    except CommandError as exc:
+        raise SchemaError(str(exc)) from exc
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """Alembic's configuration of Horarium's migrations, run on `connection` (loads Alembic)."""
+    from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
-    try:
-        command.upgrade(config, "head")
-    except CommandError as exc:
-        raise SchemaError(str(exc)) from exc
+    return config
 
 
 def _current_revision(connection: Connection) -> str | None:
