@@ -6,17 +6,12 @@ so, raises the ExecutionLate and ExecutionOverran that have fallen due — at mo
 
 from __future__ import annotations
 
-import asyncio
-import logging
-
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.clock import Clock
+from horarium.engine.periodic import every
 from horarium.observe import metrics
-from horarium.store.core.outages import is_outage
 from horarium.store.runs.deadlines import Raised, anything_due, judge_due
-
-log = logging.getLogger(__name__)
 
 
 async def watch_deadlines_once(db: AsyncEngine, clock: Clock) -> Raised:
@@ -33,10 +28,4 @@ async def watch_deadlines_once(db: AsyncEngine, clock: Clock) -> Raised:
 
 
 async def watch_deadlines_forever(db: AsyncEngine, clock: Clock, interval: float) -> None:
-    while True:
-        try:
-            await watch_deadlines_once(db, clock)
-        except Exception as exc:
-            if not is_outage(exc):
-                log.exception("watching deadlines failed")
-        await asyncio.sleep(interval)
+    await every(interval, "watching deadlines", lambda: watch_deadlines_once(db, clock))

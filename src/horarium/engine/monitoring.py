@@ -5,16 +5,11 @@ is, judges the due ones — so a missed check-in becomes Late or Down at most on
 
 from __future__ import annotations
 
-import asyncio
-import logging
-
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.clock import Clock
-from horarium.store.core.outages import is_outage
+from horarium.engine.periodic import every
 from horarium.store.runs.monitor_checks import Judged, judge_due, next_due
-
-log = logging.getLogger(__name__)
 
 
 async def watch_monitors_once(db: AsyncEngine, clock: Clock) -> Judged:
@@ -27,11 +22,4 @@ async def watch_monitors_once(db: AsyncEngine, clock: Clock) -> Judged:
 
 
 async def watch_monitors_forever(db: AsyncEngine, clock: Clock, interval: float) -> None:
-    while True:
-        try:
-            await watch_monitors_once(db, clock)
-        except Exception as exc:
-            if not is_outage(exc):
-                log.exception("watching monitors failed")
-            # else: the engine's other transactions report the outage, once
-        await asyncio.sleep(interval)
+    await every(interval, "watching monitors", lambda: watch_monitors_once(db, clock))
