@@ -33,6 +33,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import forkserver
 from tests.migrated_databases import migrated_pg_database, place_sqlite_database
 from tests.support import free_port
 
@@ -81,7 +82,7 @@ class ServerProcess:
         self.scheme = "https" if ca_file is not None else "http"
         self.base_url = f"{self.scheme}://127.0.0.1:{self.port}"
         self.log_path = workdir / "server.log"
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: forkserver.AnyProcess | None = None
         self.token: str | None = None
 
     def url(self, path: str) -> str:
@@ -130,7 +131,7 @@ class ServerProcess:
     def _start_once(self) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **LOOPBACK_ONLY, **self.extra_env}
         with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
+            self.process = forkserver.Popen(
                 self.command(), stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir
             )
         deadline = time.monotonic() + STARTUP_SECONDS
@@ -178,7 +179,7 @@ class ServerProcess:
 
 def start_worker(
     database: str, log: Path, args: Sequence[str] = (), secret_key_file: Path | None = None
-) -> subprocess.Popen[bytes]:
+) -> forkserver.AnyProcess:
     """`horarium worker` on `database`, its data folder beside `log`, its actions allowed only
     to loopback (as the test servers'); its output goes to `log` (appended, so a restarted
     worker adds to it). `secret_key_file`: the API process's key (every process on one
@@ -188,7 +189,7 @@ def start_worker(
     if secret_key_file is not None:
         command += ["--secret-key-file", str(secret_key_file)]
     with log.open("ab") as out:
-        return subprocess.Popen(
+        return forkserver.Popen(
             command,
             stdout=out,
             stderr=subprocess.STDOUT,

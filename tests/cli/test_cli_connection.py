@@ -4,7 +4,6 @@ names set once in the environment, https with a private CA, exit codes and one-l
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from horarium.cli.rest.connection import local_admin_token
+from tests import forkserver
 from tests.api.api_client import Api, add_history, http_job
 from tests.cli.cli_runner import Cli, one_line_error, rows
 from tests.server_process import ServerProcess, running_server
@@ -283,12 +283,12 @@ def test_the_command_runs_as_a_process_with_its_exit_codes(
         "HORARIUM_RESOURCE_GROUP": "rg1",
     }
     command = [sys.executable, "-m", "horarium.cli", "collections"]
-    shown = subprocess.run(
+    shown = forkserver.run(
         [*command, "show", name], env=env, capture_output=True, text=True, cwd=tmp_path, timeout=60
     )
     assert shown.returncode == 0, shown.stderr
     assert f"name            {name}" in shown.stdout
-    missing = subprocess.run(
+    missing = forkserver.run(
         [*command, "show", "nope"],
         env=env,
         capture_output=True,

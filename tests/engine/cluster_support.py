@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +25,7 @@ from typing import Any
 import asyncpg
 import httpx
 
+from tests import forkserver
 from tests.engine.live_servers import Recorder
 from tests.migrated_databases import migrated_pg_database
 from tests.server_process import ServerProcess, running_server, start_worker
@@ -37,16 +37,14 @@ COLLECTION = (
 TAG = "x-ms-execution-tag"
 
 
-def stop_workers(
-    workers: Sequence[subprocess.Popen[bytes]], timeout: float = 30
-) -> list[int | None]:
+def stop_workers(workers: Sequence[forkserver.AnyProcess], timeout: float = 30) -> list[int | None]:
     """SIGTERM to every worker, then their exit codes (each waited for up to `timeout` s)."""
     for worker in workers:
         worker.send_signal(signal.SIGTERM)
     return [worker.wait(timeout) for worker in workers]
 
 
-def kill_workers(workers: Sequence[subprocess.Popen[bytes]]) -> None:
+def kill_workers(workers: Sequence[forkserver.AnyProcess]) -> None:
     """SIGKILL to every worker still running, each waited for until it is gone."""
     for worker in workers:
         if worker.poll() is None:
@@ -65,9 +63,9 @@ class Cluster:
         self.http = httpx.Client(base_url=api.base_url, timeout=60, headers=api.auth_headers())
         self.logs = logs
         self.args = list(args)
-        self.workers: list[subprocess.Popen[bytes]] = []
+        self.workers: list[forkserver.AnyProcess] = []
 
-    def worker(self, slot: int, *own: str) -> subprocess.Popen[bytes]:
+    def worker(self, slot: int, *own: str) -> forkserver.AnyProcess:
         """Start the worker of `slot` (its log: `logs[slot]`) with the cluster's args and `own`."""
         key = self.api.data_dir / "secret.key"
         return start_worker(self.database, self.logs[slot], [*self.args, *own], key)

@@ -10,7 +10,6 @@ was woken (the bound is generous, and far below the poll interval)."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ import httpx
 import pytest
 
 from horarium.store.core.wakeups import APPLICATION_NAME
+from tests import forkserver
 from tests.engine.live_servers import LiveServers, Recorder, wait_until
 from tests.migrated_databases import migrated_pg_database
 from tests.ops.ops_support import new_key
@@ -213,7 +213,7 @@ def test_readyz_verbose_shows_each_nodes_view(
 ) -> None:
     engine, api, database = two_nodes
     metrics_port = free_port()
-    worker: subprocess.Popen[bytes] = start_worker(
+    worker: forkserver.AnyProcess = start_worker(
         database,
         tmp_path / "worker.log",
         ["--metrics-port", str(metrics_port), "--poll-interval", POLL],

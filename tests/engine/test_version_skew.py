@@ -6,7 +6,6 @@ expects (docs/operations.md, "Upgrading")."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 
 from horarium import __version__
 from horarium.store.core.revisions import head_revision
+from tests import forkserver
 from tests.ops.ops_support import set_schema_revision
 from tests.server_fixtures import engine_server as engine_server
 from tests.server_process import ServerProcess, start_worker
@@ -84,7 +84,7 @@ def test_every_node_lists_its_version_and_a_worker_left_behind_exits(
 
     old_node_beats()
     worker_log = tmp_path / "worker.log"
-    worker: subprocess.Popen[bytes] = start_worker(
+    worker: forkserver.AnyProcess = start_worker(
         database, worker_log, secret_key_file=server.data_dir / "secret.key"
     )
     try:

@@ -22,6 +22,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from tests import forkserver
 from tests.server_process import LOOPBACK_ONLY, ServerProcess, database_url
 
 API = {"api-version": "2016-03-01"}
@@ -111,7 +112,7 @@ def new_key(server: ServerProcess, subscription: str, role: str = "reader") -> s
     command = [sys.executable, "-m", "horarium.cli", "keys", "create"]
     command += ["--subscription", subscription, "--role", role]
     command += ["--data-dir", str(server.data_dir), "--database", database_url(server)]
-    made = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    made = forkserver.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert made.returncode == 0, made.stderr
     return made.stdout.strip()
 
@@ -152,7 +153,7 @@ def horarium(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """`horarium …` to its end (stdout and stderr kept apart)."""
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "horarium.cli", *args],
         capture_output=True,
         text=True,

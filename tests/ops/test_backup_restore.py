@@ -26,6 +26,7 @@ from sqlalchemy import select
 
 from horarium.store.core.db import create_engine
 from horarium.store.core.schema import job_history, jobs
+from tests import forkserver
 from tests.api.api_client import Api
 from tests.http_receiver import Receiver
 from tests.ops.ops_support import horarium, new_key
@@ -112,7 +113,7 @@ def _printed_command(said: str, program: str) -> list[str]:
 
 
 def _run_printed(said: str, program: str) -> None:
-    run = subprocess.run(
+    run = forkserver.run(
         _printed_command(said, program), capture_output=True, text=True, timeout=120, check=False
     )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from horarium.config import Settings
+from tests import forkserver
 from tests.server_process import LOOPBACK_ONLY, running_server
 from tests.support import require_tool
 
@@ -122,7 +123,7 @@ def test_a_worker_tells_systemd_when_it_is_ready_and_when_it_stops(
     log = tmp_path / "worker.log"
     command = [sys.executable, "-m", "horarium.cli", "worker", "--data-dir", str(tmp_path)]
     with log.open("ab") as out:
-        worker = subprocess.Popen(
+        worker = forkserver.Popen(
             command,
             stdout=out,
             stderr=subprocess.STDOUT,

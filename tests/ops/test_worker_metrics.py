@@ -4,11 +4,11 @@ own; /metrics takes a key of the database that reaches every subscription."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import httpx
 
+from tests import forkserver
 from tests.database_fixtures import db_url as db_url
 from tests.ops.ops_support import Jobs, http_target, samples, value
 from tests.server_process import running_server, start_worker
@@ -19,7 +19,7 @@ def test_a_worker_serves_its_own_metrics_and_probes(db_url: str, tmp_path: Path)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "worker.log"
-    worker: subprocess.Popen[bytes] | None = None
+    worker: forkserver.AnyProcess | None = None
     with http_target() as target, running_server(tmp_path / "api", database=db_url) as api:
         try:
             worker = start_worker(

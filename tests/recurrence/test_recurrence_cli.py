@@ -9,6 +9,7 @@ from io import StringIO
 from pathlib import Path
 
 from horarium.cli.preview import run
+from tests import forkserver
 
 DST_JOB = {
     "id": "/subscriptions/x/resourceGroups/y/providers/Microsoft.Scheduler/jobCollections/c/jobs/j",
@@ -22,7 +23,7 @@ DST_JOB = {
 
 
 def horarium(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "horarium.cli", "preview", *args],
         input=stdin,
         capture_output=True,

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from tests import forkserver
 from tests.server_process import ServerProcess, database_url
 
 API_VERSION = {"api-version": "2016-03-01"}
@@ -23,7 +24,7 @@ def keys_cli(server: ServerProcess, *args: str) -> subprocess.CompletedProcess[s
     command += ["--data-dir", str(server.data_dir)]
     if server.database:
         command += ["--database", server.database]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    return forkserver.run(command, capture_output=True, text=True, timeout=60, check=False)
 
 
 def new_key(server: ServerProcess, subscription: str, *more: str) -> str:

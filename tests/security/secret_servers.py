@@ -18,6 +18,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.store.core.db import create_engine
+from tests import forkserver
 from tests.actions.tls_material import Pki, make_pki
 from tests.api.api_client import Api, error_of
 from tests.engine.live_servers import LiveServers, Recorder, wait_until
@@ -137,7 +138,7 @@ async def _table_text(conn: AsyncConnection, table: str) -> bytes:
 
 def horarium(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`horarium ARGS` as a process of its own; its output and exit code."""
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "horarium.cli", *args],
         capture_output=True,
         text=True,

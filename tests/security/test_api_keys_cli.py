@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -12,6 +11,7 @@ import httpx
 import pytest
 
 from horarium.store.core.secret_keys import encode, new_key
+from tests import forkserver
 from tests.security.key_tools import API_VERSION, collection_path, key_rows, keys_cli
 from tests.server_process import ServerProcess
 from tests.support import free_port
@@ -87,18 +87,17 @@ def test_a_taken_name_or_a_bad_subscription_is_a_one_line_usage_error(
 
 def test_keys_reads_the_database_option_from_the_environment(tmp_path: Path) -> None:
     import os
-    import subprocess
     import sys
 
     database = f"sqlite:///{tmp_path / 'keys.sqlite3'}"
     env = {**os.environ, "HORARIUM_DATABASE": database}
     command = [sys.executable, "-m", "horarium.cli", "keys"]
-    made = subprocess.run(
+    made = forkserver.run(
         [*command, "create", "--subscription", "*", "--name", "from-env"],
         capture_output=True, text=True, env=env, cwd=tmp_path, check=False,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
-    listing = subprocess.run(
+    listing = forkserver.run(
         [*command, "list"], capture_output=True, text=True, env=env, cwd=tmp_path, check=False
     )
     assert "from-env" in listing.stdout
@@ -129,7 +128,7 @@ def test_a_database_that_cannot_be_reached_is_one_line(tmp_path: Path, command: 
         command = [*command, str(tmp_path / "new.key")]
     database = f"postgresql://postgres@127.0.0.1:{free_port()}/nothing"
     arguments = [*command, "--data-dir", str(data), "--database", database]
-    done = subprocess.run(
+    done = forkserver.run(
         [sys.executable, "-m", "horarium.cli", *arguments],
         capture_output=True,
         text=True,

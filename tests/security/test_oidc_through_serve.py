@@ -4,7 +4,6 @@ elsewhere are 401."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import forkserver
 from tests.security.oidc_issuer import IssuerKey, OidcIssuer
 from tests.server_process import ServerProcess, running_server
 
@@ -90,7 +90,7 @@ async def test_tokens_of_another_issuer_or_audience_are_401_and_keys_still_work(
 
 
 def test_an_issuer_that_is_not_https_is_refused_in_one_line(tmp_path: Path) -> None:
-    result = subprocess.run(
+    result = forkserver.run(
         [sys.executable, "-m", "horarium.cli", "serve", "--data-dir", str(tmp_path),
          "--oidc-issuer", "http://login.example.com/tenant", "--oidc-audience", AUDIENCE],
         capture_output=True, text=True, timeout=60,

@@ -14,6 +14,7 @@ import pytest
 
 from horarium.store.core.sealing import unseal_definition
 from horarium.store.core.secret_keys import read_key_file
+from tests import forkserver
 from tests.server_process import ServerProcess
 from tests.support import hour_with_room
 from tests.ui.ui_support import Api, sign_in, signed_in_at
@@ -250,13 +251,12 @@ def test_the_failures_and_engine_pages_show_a_failing_job(
 def test_the_engine_page_explains_a_key_that_does_not_reach_every_subscription(
     watched: Watched, server: ServerProcess
 ) -> None:
-    import subprocess
     import sys
 
     from playwright.sync_api import expect
 
     subscription = f"sub-{uuid.uuid4().hex[:8]}"
-    made = subprocess.run(
+    made = forkserver.run(
         [sys.executable, "-m", "horarium.cli", "keys", "create", "--subscription", subscription,
          "--role", "reader", "--data-dir", str(server.data_dir)],
         capture_output=True, text=True, timeout=60, check=True,
