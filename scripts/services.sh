@@ -53,8 +53,25 @@ pg_fast() {
     done
     psql -w -h 127.0.0.1 -U postgres -d test -qAtc "SELECT pg_reload_conf()" >/dev/null
 }
+# Room for every test server at once: each keeps a pool of up to 30 connections, and six test
+# processes with their servers and workers passed the default 100 ("too many clients"). The
+# setting needs a restart, done once (only a cluster this script can restart: pg_ctlcluster).
+CONNECTIONS=500
+pg_connections() {
+    local now v
+    now="$(psql -w -h 127.0.0.1 -U postgres -d test -Atc "SHOW max_connections" 2>/dev/null)"
+    [ -n "$now" ] && [ "$now" -ge "$CONNECTIONS" ] && return 0
+    command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ] || return 1
+    psql -w -h 127.0.0.1 -U postgres -d test -qAtc \
+        "ALTER SYSTEM SET max_connections = $CONNECTIONS" >/dev/null || return 1
+    for v in /etc/postgresql/*; do
+        pg_ctlcluster --skip-systemctl-redirect "$(basename "$v")" main restart 2>/dev/null || true
+    done
+    wait_port 5432 20 && pg_test
+}
 if [ -z "${HORARIUM_TEST_PG:-}" ] && pg_test; then
     pg_fast || echo "services: could not set PostgreSQL's test settings (fsync off)"
+    pg_connections || echo "services: could not raise PostgreSQL's max_connections to $CONNECTIONS"
 fi
 
 if command -v rabbitmq-plugins >/dev/null 2>&1; then

@@ -25,6 +25,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -121,6 +122,7 @@ def _child(request: dict[str, Any], fds: list[int], *inherited: socket.socket) -
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    time.tzset()  # the zone of this environment's TZ, as a new process would read it
     _finish(_run_command(request["argv"]))
 
 
