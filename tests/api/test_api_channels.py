@@ -78,9 +78,9 @@ def inbox() -> Iterator[tuple[Inbox, int]]:
 
 
 def _answer(path: str, seen: int) -> int:
-    """A path starting /flaky answers 500 the first time, 200 after; any other 200 (202 for
-    PagerDuty, as its service does)."""
-    if path.startswith("/flaky") and seen == 1:
+    """A path starting /fail answers 500, one starting /flaky 500 the first time and 200 after;
+    any other 200 (202 for PagerDuty, as its service does)."""
+    if path.startswith("/fail") or (path.startswith("/flaky") and seen == 1):
         return 500
     return 202 if path.startswith("/pd") else 200
 
@@ -101,6 +101,7 @@ def server(
     env = {
         "HORARIUM_PUBLIC_URL": PUBLIC_URL,
         "HORARIUM_NOTIFICATION_RETRY_SECONDS": "0.2",
+        "HORARIUM_NOTIFICATION_ATTEMPTS": "2",
         "HORARIUM_SMTP_URL": f"smtp://horarium:{SMTP_PASSWORD}@127.0.0.1:{inbox[1]}",
         "HORARIUM_SMTP_FROM": "scheduler@example.com",
     }
@@ -151,7 +152,13 @@ def test_a_monitor_down_and_up_reach_every_channel_in_its_shape(
     inbox: tuple[Inbox, int],
 ) -> None:
     tag = uuid.uuid4().hex[:8]  # the receiver and the SMTP server serve both databases
-    collection = api.new_collection(notifications=_channels(receiver, tag, MONITOR_EVENTS))
+    failing = {
+        "format": "slack",
+        "events": ["MonitorDown"],
+        "uri": f"{receiver.base_url}/fail-{tag}/{SLACK_SECRET}",
+    }
+    channels = [*_channels(receiver, tag, MONITOR_EVENTS), failing]
+    collection = api.new_collection(notifications=channels)
     path = f"{api.collection(collection)}/monitors/backup"
     start = (datetime.now(UTC) + timedelta(hours=2)).strftime("%Y-%m-%dT%H:00:00Z")
     recurrence = {"frequency": "Day", "timeZone": "Tokyo Standard Time"}
@@ -206,6 +213,11 @@ def test_a_monitor_down_and_up_reach_every_channel_in_its_shape(
     assert "MonitorUp" in up_mail["Subject"]
     assert len(_mails(inbox[0], tag)) == 2  # one message per event, for both recipients
 
+    # The failing Slack webhook is given up after its attempts, logged by its origin only.
+    given_up = f"to slack {receiver.base_url}"
+    wait_until(lambda: f"{collection}/backup {given_up}" in server.log(), "the failure line")
+    wait_until(lambda: "HTTP 500" in server.log() and "given up" in server.log(), "given up")
+    assert len(receiver.requests_to(f"/fail-{tag}/{SLACK_SECRET}")) == 2
     log = server.log()
     for secret in (SMTP_PASSWORD, SLACK_SECRET, TEAMS_SECRET, ROUTING_KEY):
         assert secret not in log

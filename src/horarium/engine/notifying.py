@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -152,7 +154,19 @@ class Notifier:
             )
         facts = channels.facts(about, pending.zone, self.settings.public_url)
         body = channels.render(target.format, facts, about, target.secret)
-        return await sender.post(target.uri, body, None, pending.event, delivery)
+        sent = await sender.post(target.uri, body, None, pending.event, delivery)
+        return _without(sent, target.uri, target.secret) if not sent.ok else sent
+
+
+def _without(sent: Sent, uri: str, secret: str | None) -> Sent:
+    """`sent` with a webhook URL (a slack or teams channel's secret, path and all) or a routing
+    key taken out of its detail, should a client error have quoted them."""
+    detail = sent.detail
+    path = urlsplit(uri).path
+    for part in (uri, secret, path if len(path) > 1 else None):
+        if part:
+            detail = detail.replace(part, "/***")
+    return replace(sent, detail=detail)
 
 
 async def _unreadable(why: str | None) -> Sent:
