@@ -35,6 +35,7 @@ MODULE_SECONDS = {
     "tests/engine/test_fairness.py": 40,
     "tests/api/test_api_notifications.py": 32,
     "tests/api/test_api_deadlines.py": 21,
+    "tests/api/test_api_channels.py": 22,
     "tests/engine/test_deadline_cluster.py": 24,
     "tests/ops/test_database_partition.py": 30,
     "tests/engine/test_cluster_wake.py": 27,

@@ -22,15 +22,17 @@ def option(
     api: bool = False,
     choices: tuple[str, ...] | None = None,
     flag: str | None = None,
+    secret: bool = False,
 ) -> Any:
     """A settings field that is also a command-line option.
 
     `api`: the option concerns the management API, so only `serve` takes it; `choices`: the
     values allowed; `flag`: the spelling of a boolean option (e.g. `--engine/--no-engine`).
     A tuple default makes an option that may be given several times (comma-separated in its
-    environment variable)."""
+    environment variable). `secret`: its value holds a credential, left out of the settings'
+    repr (so that no traceback or debug line shows it)."""
     metadata = {"help": help, "api": api, "choices": choices, "flag": flag}
-    return field(default=default, metadata=metadata)
+    return field(default=default, metadata=metadata, repr=not secret)
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,17 @@ class Settings:
         10.0,
         "Seconds before a notification that was not delivered is sent again, doubled after"
         " each failure (at most an hour).",
+    )
+    smtp_url: str | None = option(
+        None,
+        "SMTP server that email notifications are sent through: smtp://[user:password@]host"
+        "[:port] (STARTTLS when the server offers it) or smtps://… (TLS from the start). Give"
+        " it through the environment when it holds a password.",
+        secret=True,
+    )
+    smtp_from: str | None = option(
+        None,
+        "The From address of email notifications (default: horarium@ the host of --smtp-url).",
     )
     loop: str = option(
         "auto",

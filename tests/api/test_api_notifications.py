@@ -330,6 +330,10 @@ def shown_after(uri: str) -> list[dict[str, Any]]:
         ([{"events": ["JobFaulted"], "uri": "http://a/", "secret": "s", "x": 1}], "[0].x:"),
         (["http://127.0.0.1:9/"], "properties.notifications[0]:"),
         ([{"events": ["JobFaulted"], "uri": "http://a/", "secret": "s"}] * 11, "properties"),
+        # This server has no --smtp-url: an email channel cannot be sent (test_api_channels).
+        ([{"events": ["JobFaulted"], "email": {"to": ["ops@example.com"]}}], "[0].email:"),
+        ([{"format": "pager", "events": ["JobFaulted"]}], "[0].format:"),
+        ([{"format": "pagerduty", "events": ["JobFaulted"]}], "[0].routingKey:"),
     ],
 )
 def test_bad_notifications_are_refused_naming_the_field(
@@ -368,6 +372,10 @@ def test_the_sdk_and_the_openapi_document_read_collections_with_notifications(
     enum = notification["properties"]["events"]["items"]["enum"]
     assert enum == ALL_EVENTS + monitor_events + deadline_events
     assert "secret" in notification["properties"]
+    channel = notification["properties"]
+    assert channel["format"]["enum"] == ["horarium", "slack", "teams", "pagerduty", "email"]
+    assert channel["routingKey"]["writeOnly"] is True
+    assert channel["email"]["properties"]["to"]["maxItems"] == 10
     listed = schemas["JobCollectionProperties"]["properties"]["notifications"]
     assert listed["items"] == {"$ref": "#/components/schemas/JobCollectionNotification"}
 

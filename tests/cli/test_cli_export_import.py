@@ -427,6 +427,45 @@ def test_masked_headers_and_uri_secrets_are_named_and_compared_as_shown(
     assert "jobs 0 created, 0 replaced, 1 unchanged" in again.stdout
 
 
+def test_channel_secrets_are_named_by_export_and_kept_by_import(
+    cli: Cli, api: Api, cli_server: ServerProcess, tmp_path: Path
+) -> None:
+    """A slack webhook URL and a pagerduty routing key (docs/engine.md, "Channels") are not
+    exported; the file as exported imports unchanged, and into another subscription once they
+    are added."""
+    hook = "https://hooks.example.test/services/T1/B2/s3cr3t"
+    channels = [
+        {"format": "slack", "events": ["JobFaulted"], "uri": hook},
+        {"format": "pagerduty", "events": ["JobFaulted", "JobRecovered"], "routingKey": "rk-42"},
+    ]
+    name = api.new_collection(notifications=channels)
+    exported = cli("export", "out")
+    file = tmp_path / "out" / "rg1" / name / "collection.json"
+    assert "s3cr3t" not in file.read_text() and "rk-42" not in file.read_text()
+    shown_file = Path("out") / "rg1" / name / "collection.json"
+    assert (
+        f"  {shown_file}: properties.notifications[0].uri (its *** parts),"
+        " properties.notifications[1].routingKey"
+    ) in exported.stdout.splitlines(), exported.stdout
+    unchanged = cli("import", "out")
+    assert "collections 0 created, 0 replaced, 1 unchanged" in unchanged.stdout, unchanged.output
+
+    other = Api(cli_server, f"{api.subscription}-channels")
+    lacking = cli("import", "out", "--subscription", other.subscription)
+    assert lacking.exit_code == 1
+    assert "needs properties.notifications[0].uri" in lacking.stderr, lacking.stderr
+    assert "properties.notifications[1].routingKey" in lacking.stderr
+    document = json.loads(file.read_text())
+    document["properties"]["notifications"][0]["uri"] = hook
+    document["properties"]["notifications"][1]["routingKey"] = "rk-42"
+    file.write_text(json.dumps(document))
+    supplied = cli("import", "out", "--subscription", other.subscription)
+    assert supplied.exit_code == 0, supplied.output
+    shown = other.get(other.collection(name)).json()["properties"]["notifications"]
+    assert shown == api.get(api.collection(name)).json()["properties"]["notifications"]
+    assert shown[0]["uri"] == "https://hooks.example.test/***"
+
+
 def _signed_by(secret: str, request: dict[str, Any]) -> bool:
     expected = hmac.new(secret.encode(), request["body"], hashlib.sha256).hexdigest()
     return bool(request["signature"] == f"sha256={expected}")

@@ -116,3 +116,24 @@ def test_a_collections_notifications_name_their_secrets() -> None:
     assert shown["properties"]["Notifications"] == [notification()] * 3
     assert collection["properties"]["Notifications"][2] == notification(Secret="s")
     assert collection_secret_fields({"properties": {"sku": {"name": "Free"}}}) == []
+
+
+def test_each_channel_names_its_own_secret() -> None:
+    """A slack or teams uri is the secret (not carried when shown masked), a pagerduty channel's
+    routingKey; an email channel has none (docs/engine.md, "Channels")."""
+    listed = [
+        {"format": "slack", "events": ["JobFaulted"], "uri": "https://hooks.example/T/B/x"},
+        {"format": "Teams", "events": ["JobFaulted"], "uri": "https://teams.example/***"},
+        {"format": "pagerduty", "events": ["JobFaulted"], "routingKey": "k"},
+        {"events": ["JobFaulted"], "email": {"to": ["ops@example.com"]}},
+    ]
+    collection = {"properties": {"sku": {"name": "Standard"}, "notifications": listed}}
+    fields = [(f.path, f.present) for f in collection_secret_fields(collection)]
+    assert fields == [
+        ("properties.notifications[0].uri", True),
+        ("properties.notifications[1].uri", False),
+        ("properties.notifications[2].routingKey", True),
+    ]
+    shown = collection_as_answered(collection)["properties"]["notifications"]
+    assert shown[0]["uri"] == "https://hooks.example/***" and "routingKey" not in shown[2]
+    assert shown[3] == listed[3] and listed[0]["uri"].endswith("/x")  # the input untouched

@@ -154,3 +154,13 @@ def test_a_removed_option_still_starts_with_a_warning(tmp_path: Path) -> None:
     assert "Warning: --collection-share (HORARIUM_COLLECTION_SHARE) no longer does anything" in (
         log.read_text()
     )
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_malformed_smtp_url_is_refused_without_its_password(tmp_path: Path, command: str) -> None:
+    port = ["--port", str(free_port())] if command == "serve" else []
+    env = {"HORARIUM_SMTP_URL": "smtp://ops:hunter2@mail.example.com/inbox"}
+    run = horarium(command, "--data-dir", str(tmp_path), *port, env=env)
+    line = one_line_error(run)
+    assert line == "Error: --smtp-url: takes no path, query or fragment"
+    assert "hunter2" not in run.stderr

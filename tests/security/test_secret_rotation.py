@@ -54,7 +54,8 @@ class Setup:
             self.root / "service",
             database=self.database,
             engine=True,
-            args=["--secret-key-file", str(key_file)],
+            # --smtp-url: a collection may hold an email channel (no secret; nothing is sent)
+            args=["--secret-key-file", str(key_file), "--smtp-url", "smtp://127.0.0.1:9"],
         )
 
     def target(self, server: ServerProcess) -> list[str]:
@@ -195,6 +196,7 @@ def test_rotate_takes_the_database_and_key_options_of_serve() -> None:
 
 
 NOTIFY_SECRET = "rotated-notification-secret"
+ROUTING_KEY = "pagerduty-routing-key-to-rotate"
 
 
 async def _notification_secrets(url: str) -> list[dict[str, Any]]:
@@ -214,7 +216,12 @@ def test_rotation_seals_the_notification_secrets_again(setup: Setup) -> None:
         api = Api(server)
         name = "notifying"
         notification = {"events": ["JobFaulted"], "uri": setup.url + "/n", "secret": NOTIFY_SECRET}
-        body = {"properties": {"sku": {"name": "Standard"}, "notifications": [notification]}}
+        channels = [
+            notification,
+            {"events": ["JobFaulted"], "email": {"to": ["ops@example.com"]}},
+            {"format": "pagerduty", "events": ["JobFaulted"], "routingKey": ROUTING_KEY},
+        ]
+        body = {"properties": {"sku": {"name": "Standard"}, "notifications": channels}}
         assert api.put(api.collection(name), body).status_code == 201
     rotated = horarium(
         "secrets", "rotate", *setup.target(server),
@@ -224,16 +231,20 @@ def test_rotation_seals_the_notification_secrets_again(setup: Setup) -> None:
     assert "the notification secrets of 1 collections" in rotated.stderr
     [new_key] = new_file.read_text().split()
     new = base64.b64decode(new_key)
-    [stored] = asyncio.run(_notification_secrets(database_url(server)))
-    assert stored["secret"]["key"] == key_id(new)
+    stored, email, pagerduty = asyncio.run(_notification_secrets(database_url(server)))
+    assert stored["secret"]["key"] == pagerduty["secret"]["key"] == key_id(new)
     assert open_notification_secret(stored, Keyring([new])) == NOTIFY_SECRET
+    assert open_notification_secret(pagerduty, Keyring([new])) == ROUTING_KEY
+    assert "secret" not in email
     old_id = key_id(base64.b64decode(old_file.read_text()))
     data = database_bytes(database_url(server))
     assert old_id.encode() not in data and NOTIFY_SECRET.encode() not in data
+    assert ROUTING_KEY.encode() not in data
     with setup.serve(new_file) as server:
         api = Api(server, subscription=api.subscription)
         kept = api.patch(api.collection(name), {"tags": {"rotated": "yes"}})
         assert kept.status_code == 200, kept.text
         shown = kept.json()["properties"]["notifications"]
-        assert shown == [{"events": ["JobFaulted"], "uri": setup.url + "/n"}]
+        assert shown[0] == {"events": ["JobFaulted"], "uri": setup.url + "/n"}
+        assert [n.get("format") for n in shown] == [None, "email", "pagerduty"]
         api.http.close()

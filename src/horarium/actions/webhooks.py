@@ -59,14 +59,17 @@ class WebhookSender:
         self._session = None
         await self._closing.aclose()
 
-    async def post(self, uri: str, body: bytes, secret: str, event: str, delivery: str) -> Sent:
+    async def post(
+        self, uri: str, body: bytes, secret: str | None, event: str, delivery: str
+    ) -> Sent:
+        """POST `body`, signed under `secret` (None: a Slack, Teams or PagerDuty body, which
+        their services do not check: sent without the x-horarium headers)."""
         assert self._session is not None, "use WebhookSender inside 'async with'"
-        headers = {
-            "content-type": "application/json; charset=utf-8",
-            SIGNATURE: signature(secret, body),
-            "x-horarium-event": event,
-            "x-horarium-delivery": delivery,
-        }
+        headers = {"content-type": "application/json; charset=utf-8"}
+        if secret is not None:
+            headers[SIGNATURE] = signature(secret, body)
+            headers["x-horarium-event"] = event
+            headers["x-horarium-delivery"] = delivery
         try:
             async with self._session.post(
                 uri, data=body, headers=headers, timeout=self._timeout, allow_redirects=False

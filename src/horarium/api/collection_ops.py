@@ -22,7 +22,7 @@ from horarium.model.enums import FINAL_JOB_STATES, CollectionState, JobState
 from horarium.model.errors import BadRequest, Conflict, NotFound
 from horarium.model.merge import merge_patch
 from horarium.model.names import CollectionName
-from horarium.model.notifications import NOTIFICATIONS, keep_secrets
+from horarium.model.notifications import EMAIL, NOTIFICATIONS, emails, format_of, keep_secrets
 from horarium.model.pause import PAUSE, begun
 from horarium.model.schedule import lists_calendars, timing
 from horarium.store.resources import collections, jobs
@@ -57,9 +57,16 @@ def render(record: CollectionRecord) -> dict[str, Any]:
 
 
 async def put(
-    conn: AsyncConnection, name: CollectionName, raw: Any, now: datetime, *, max_collections: int
+    conn: AsyncConnection,
+    name: CollectionName,
+    raw: Any,
+    now: datetime,
+    *,
+    max_collections: int,
+    mail: bool = False,
 ) -> tuple[int, dict[str, Any]]:
-    """Create (201) or replace (200); a subscription holds at most `max_collections`."""
+    """Create (201) or replace (200); a subscription holds at most `max_collections`; `mail`:
+    the service can send e-mail (`--smtp-url`), which an email notification needs."""
     body = shaped(raw)
     given = body.get("name")
     if isinstance(given, str) and given and given.lower() != name.name.lower():
@@ -71,7 +78,7 @@ async def put(
     if existing is None:
         quota.limits(wanted.sku, wanted.quota)
         await _check_room(conn, name.subscription, max_collections)
-        document = _with_secrets(wanted, {})
+        document = _with_secrets(wanted, {}, mail)
         if wanted.pause is not None:
             document[PAUSE] = begun(wanted.pause, None, now)
         await collections.insert_one(
@@ -85,7 +92,7 @@ async def put(
         )
         created = await require(conn, name)
         return 201, render(created)
-    return 200, await _replace(conn, existing, wanted, now)
+    return 200, await _replace(conn, existing, wanted, now, mail)
 
 
 async def _check_room(conn: AsyncConnection, subscription: str, max_collections: int) -> None:
@@ -102,7 +109,7 @@ async def _check_room(conn: AsyncConnection, subscription: str, max_collections:
 
 
 async def patch(
-    conn: AsyncConnection, name: CollectionName, raw: Any, now: datetime
+    conn: AsyncConnection, name: CollectionName, raw: Any, now: datetime, *, mail: bool = False
 ) -> dict[str, Any]:
     """Merge the body onto the stored collection (`tags`, when given, replace the old ones)."""
     changes = shaped(raw)
@@ -118,16 +125,20 @@ async def patch(
             merged.pop("tags", None)
         else:
             merged["tags"] = changes["tags"]
-    return await _replace(conn, existing, parse_collection(merged), now)
+    return await _replace(conn, existing, parse_collection(merged), now, mail)
 
 
 async def _replace(
-    conn: AsyncConnection, existing: CollectionRecord, wanted: CollectionInput, now: datetime
+    conn: AsyncConnection,
+    existing: CollectionRecord,
+    wanted: CollectionInput,
+    now: datetime,
+    mail: bool,
 ) -> dict[str, Any]:
     limit = quota.limits(wanted.sku, wanted.quota)
     members = await jobs.all_of(conn, existing.id)
     _check_members(limit, members, existing.name)
-    document = _with_secrets(wanted, existing.document)
+    document = _with_secrets(wanted, existing.document, mail)
     if wanted.pause is not None:
         document[PAUSE] = begun(wanted.pause, existing.document.get(PAUSE), now)
     await collections.update_one(
@@ -143,15 +154,29 @@ async def _replace(
     return render(await require(conn, existing.names))
 
 
-def _with_secrets(wanted: CollectionInput, stored: dict[str, Any]) -> dict[str, Any]:
+def _with_secrets(wanted: CollectionInput, stored: dict[str, Any], mail: bool) -> dict[str, Any]:
     """The document to store: the notifications' secrets not sent again kept from `stored`
-    (sealed; the store seals the new ones)."""
+    (sealed; the store seals the new ones). An email notification needs `mail`."""
     document = wanted.document
+    if not mail and emails(wanted.notifications):
+        _require_mail(wanted.notifications or [], stored.get(NOTIFICATIONS) or [])
     if wanted.notifications:
         document[NOTIFICATIONS] = keep_secrets(
             wanted.notifications, stored.get(NOTIFICATIONS) or [], "properties.notifications"
         )
     return document
+
+
+def _require_mail(wanted: list[dict[str, Any]], stored: list[dict[str, Any]]) -> None:
+    """Without --smtp-url, no email notification may be added (one already stored, to the same
+    recipients, is kept: the collection's other edits go on)."""
+    known = {tuple(n["email"]["to"]) for n in stored if format_of(n) == EMAIL}
+    for i, notification in enumerate(wanted):
+        if format_of(notification) == EMAIL and tuple(notification["email"]["to"]) not in known:
+            raise BadRequest(
+                f"properties.notifications[{i}].email: this service sends no e-mail: an email"
+                " notification needs the operator's --smtp-url (HORARIUM_SMTP_URL)"
+            )
 
 
 def _check_members(limit: quota.Limits, members: list[JobRecord], collection: str) -> None:

@@ -15,7 +15,18 @@ from fastapi.openapi.utils import get_openapi
 from horarium.api.calendar_schema import add_calendar_schemas
 from horarium.api.monitor_schema import add_monitor_schemas
 from horarium.api.timeline_schema import add_timeline_schemas
-from horarium.model.notifications import EVENTS, MAX_NOTIFICATIONS, MAX_SECRET, MAX_URI
+from horarium.model.notifications import (
+    EVENTS,
+    FORMATS,
+    MAX_ADDRESS,
+    MAX_NOTIFICATIONS,
+    MAX_RECIPIENTS,
+    MAX_SECRET,
+    MAX_URI,
+    PAGERDUTY_URI,
+    RESOLVES,
+    TRIGGERS,
+)
 
 SPEC = Path(__file__).with_name("scheduler-2016-03-01.json")
 
@@ -334,12 +345,25 @@ def _add_notifications(schemas: dict[str, Any]) -> None:
     """`properties.notifications` of collections."""
     schemas["JobCollectionNotification"] = {
         "type": "object",
-        "required": ["events", "uri", "secret"],
-        "description": "Horarium extension: the engine POSTs each listed event of the"
-        " collection's jobs to `uri` as JSON, signed in the header x-horarium-signature:"
-        " sha256=<hex HMAC-SHA256 of the body under `secret`>; retried with back-off, at least"
-        " once (deduplicate by the body's `id`). docs/engine.md, Notifications.",
+        "required": ["events"],
+        "description": "Horarium extension: a channel the engine sends each listed event of"
+        " the collection's jobs and monitors to, retried with back-off, at least once"
+        " (docs/engine.md, Notifications). format horarium (the default; uri and secret"
+        " required): the event's JSON POSTed to `uri`, signed in the header"
+        " x-horarium-signature: sha256=<hex HMAC-SHA256 of the body under `secret`>"
+        " (deduplicate by the body's `id`). slack / teams (uri required): a message POSTed to"
+        " the incoming-webhook URL `uri`, which is a secret: shown as its origin and /***, and"
+        " kept when sent back so (or left out). pagerduty (routingKey required): an Events API"
+        " v2 event, trigger or resolve, one dedup_key per job or monitor. email (email.to"
+        " required; needs the service's --smtp-url): one mail per event, text and HTML.",
         "properties": {
+            "format": {
+                "type": "string",
+                "enum": list(FORMATS),
+                "default": "horarium",
+                "description": "Absent: horarium, or email when `email` is given. GET shows"
+                " it except for horarium.",
+            },
             "events": {
                 "type": "array",
                 "minItems": 1,
@@ -355,13 +379,46 @@ def _add_notifications(schemas: dict[str, Any]) -> None:
                 " ExecutionOverran: one had not finished deadlines.finishWithin after its first"
                 " attempt's start (docs/engine.md, Deadlines).",
             },
-            "uri": {"type": "string", "format": "uri", "maxLength": MAX_URI},
+            "uri": {
+                "type": "string",
+                "maxLength": MAX_URI,
+                "description": "An absolute http(s) URI: where format horarium POSTs; the"
+                " incoming-webhook URL of slack and teams (returned as its origin and /***);"
+                f" pagerduty's endpoint (default {PAGERDUTY_URI}). Not taken by email.",
+            },
             "secret": {
                 "type": "string",
                 "writeOnly": True,
                 "maxLength": MAX_SECRET,
-                "description": "Never returned. Left out (or ***) in a PUT or PATCH: the"
-                " stored one of the notification with the same uri is kept.",
+                "description": "format horarium: the HMAC key. Never returned. Left out (or"
+                " ***) in a PUT or PATCH: the stored one of the notification with the same uri"
+                " is kept.",
+            },
+            "routingKey": {
+                "type": "string",
+                "writeOnly": True,
+                "maxLength": MAX_SECRET,
+                "description": "format pagerduty: the integration's routing key; kept as"
+                " `secret` is. Such a channel takes only the events "
+                + ", ".join(TRIGGERS)
+                + " (event_action trigger) and "
+                + ", ".join(RESOLVES)
+                + " (resolve).",
+            },
+            "email": {
+                "type": "object",
+                "required": ["to"],
+                "description": "format email: the recipients (the service's --smtp-url and"
+                " --smtp-from send it).",
+                "properties": {
+                    "to": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": MAX_RECIPIENTS,
+                        "uniqueItems": True,
+                        "items": {"type": "string", "format": "email", "maxLength": MAX_ADDRESS},
+                    }
+                },
             },
         },
     }

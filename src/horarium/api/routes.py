@@ -218,9 +218,12 @@ async def get_collection(request: Request, name: Collection) -> Response:
 )
 async def put_collection(request: Request, name: Collection) -> Response:
     raw = await _body(request)
-    most = _settings(request).max_collections_per_subscription
+    settings = _settings(request)
+    most = settings.max_collections_per_subscription
+    mail = settings.smtp_url is not None
     status, body = await _write_due(
-        request, lambda c: collection_ops.put(c, name, raw, _now(), max_collections=most)
+        request,
+        lambda c: collection_ops.put(c, name, raw, _now(), max_collections=most, mail=mail),
     )
     return ArmJSONResponse(body, status_code=status)
 
@@ -234,7 +237,10 @@ async def put_collection(request: Request, name: Collection) -> Response:
 )
 async def patch_collection(request: Request, name: Collection) -> Response:
     raw = await _body(request)
-    body = await _write_due(request, lambda c: collection_ops.patch(c, name, raw, _now()))
+    mail = _settings(request).smtp_url is not None
+    body = await _write_due(
+        request, lambda c: collection_ops.patch(c, name, raw, _now(), mail=mail)
+    )
     return ArmJSONResponse(body)
 
 

@@ -9,7 +9,7 @@ import click
 
 from horarium import logs
 from horarium.cli.options import OneLineError, settings_from, settings_options
-from horarium.config import outdated_options
+from horarium.config import Settings, outdated_options
 
 
 @click.command()
@@ -23,7 +23,7 @@ def serve(**values: Any) -> None:
     settings = settings_from(**values)
     logs.setup(settings.log_format, settings.log_level)
     try:
-        warnings = review(settings)
+        warnings = review(settings) + _smtp_warnings(settings)
     except ExposureError as e:
         raise OneLineError(str(e)) from None
     for warning in warnings + probe_warnings(settings) + outdated_options(settings):
@@ -40,6 +40,18 @@ def worker(**values: Any) -> None:
 
     settings = settings_from(run_engine=True, **values)
     logs.setup(settings.log_format, settings.log_level)
-    for warning in probe_warnings(settings) + outdated_options(settings):
+    warnings = _smtp_warnings(settings)
+    for warning in warnings + probe_warnings(settings) + outdated_options(settings):
         logs.warn(warning)
     run(settings)
+
+
+def _smtp_warnings(settings: Settings) -> list[str]:
+    """--smtp-url checked at start (a malformed one is refused, in one line without its
+    password) and what weakens it."""
+    from horarium.actions.mail import smtp_warnings
+
+    try:
+        return smtp_warnings(settings.smtp_url)
+    except ValueError as e:
+        raise OneLineError(str(e)) from None

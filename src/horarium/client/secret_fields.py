@@ -137,21 +137,53 @@ def _notifications(collection: Any) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"properties.notifications[{i}]", notification
 
 
+def _format(notification: dict[str, Any]) -> str:
+    given = _child(notification, "format")
+    if isinstance(given, str):
+        return given.strip().lower()
+    return "email" if _child(notification, "email") is not None else "horarium"
+
+
+# a notification's format -> the property that holds its secret (`horarium.model.notifications`)
+_CHANNEL_SECRETS = {"horarium": "secret", "pagerduty": "routingKey", "slack": "uri", "teams": "uri"}
+
+
+def _shown_uri(value: Any) -> bool:
+    """A slack or teams webhook URL as the API shows it (its origin and /***): not carried."""
+    return isinstance(value, str) and value.endswith("/" + MASK)
+
+
 def collection_secret_fields(collection: Any) -> list[SecretField]:
     """The secrets a collection (its JSON) takes, carried or not: each notification's `secret`
-    (`***` is not carried: the API takes it as "keep the stored one")."""
-    return [
-        SecretField(f"{path}.secret", True, _carried(_child(notification, "secret")))
-        for path, notification in _notifications(collection)
-    ]
+    (format horarium), `routingKey` (pagerduty) or webhook `uri` (slack, teams); an email one
+    has none (`***`, or the uri as shown, is not carried: the API takes it as "keep the stored
+    one")."""
+    out = []
+    for path, notification in _notifications(collection):
+        name = _CHANNEL_SECRETS.get(_format(notification))
+        if name is None:
+            continue
+        value = _child(notification, name)
+        carried = _carried(value) and not (name == "uri" and _shown_uri(value))
+        out.append(SecretField(f"{path}.{name}", True, carried))
+    return out
 
 
 def collection_as_answered(collection: dict[str, Any]) -> dict[str, Any]:
     """A copy of the collection's JSON as the API would answer it: the notifications' secrets
-    left out."""
+    left out (a slack or teams uri shown as its origin and /***)."""
+    from horarium.model.notifications import masked_uri
+
     shown = copy.deepcopy(collection)
     for _, notification in _notifications(shown):
-        key = _key(notification, "secret")
-        if key is not None:
-            del notification[key]
+        kind = _format(notification)
+        for name in ("secret", "routingKey"):
+            key = _key(notification, name)
+            if key is not None:
+                del notification[key]
+        uri = _key(notification, "uri")
+        if kind in ("slack", "teams") and uri is not None:
+            value = notification[uri]
+            if isinstance(value, str) and not _shown_uri(value):
+                notification[uri] = masked_uri(value)
     return shown

@@ -1,7 +1,9 @@
 """The periodic task that delivers notifications (`docs/engine.md`, "Notifications"): every
 `poll_interval` it looks up when the earliest one is due (an index lookup, no write lock) and,
 once one is, takes a batch under a lease (`store.runs.outbox`), POSTs each to the targets that have
-not accepted it yet (`actions.webhooks`, all at once), and settles them: delivered ones go, the
+not accepted it yet (`actions.webhooks`; a slack, teams, pagerduty or email channel's message
+rendered from the event's JSON by `actions.channels`, a mail sent by `actions.mail`; all at
+once), and settles them: delivered ones go, the
 others are tried again after `--notification-retry-seconds`, doubled after each failure, until
 `--notification-attempts`. It runs beside the dispatcher, with its own connections, so a slow
 or failing receiver never delays an execution. Failures are logged (WARNING, the target's
@@ -12,14 +14,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import replace
 from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from horarium.actions import channels
+from horarium.actions.mail import Mailer
+from horarium.actions.outbound import OutboundPolicy
 from horarium.actions.webhooks import Sent, WebhookSender
 from horarium.config import Settings
 from horarium.engine.clock import Clock
-from horarium.model.notifications import origin
+from horarium.model.notifications import EMAIL, HORARIUM
 from horarium.observe import metrics
 from horarium.store.core.outages import is_outage
 from horarium.store.runs import outbox
@@ -39,6 +47,12 @@ class Notifier:
         self.attempts = max(1, settings.notification_attempts)
         self.lease = timedelta(seconds=settings.http_timeout + LEASE_MARGIN)
         self._sender: WebhookSender | None = None
+        self._mailer: Mailer | None = None
+        if settings.smtp_url is not None:
+            policy = OutboundPolicy.parse(settings.outbound_deny, settings.outbound_allow)
+            self._mailer = Mailer(
+                settings.smtp_url, settings.smtp_from, policy, settings.http_timeout
+            )
 
     def delay(self, failures: int) -> float:
         """Seconds before the next attempt after `failures` failed ones."""
@@ -77,31 +91,22 @@ class Notifier:
     async def _deliver(self, pending: outbox.Pending) -> outbox.Settled:
         sender = self._sender
         assert sender is not None
-        body = pending.body.encode()
         about = json.loads(pending.body)
-        delivery = str(about.get("id", ""))
         targets = pending.targets
-        results = await asyncio.gather(
-            *(
-                sender.post(t.uri, body, t.secret, pending.event, delivery)
-                if t.secret is not None
-                else _unreadable(t.unreadable)
-                for t in targets
-            )
-        )
+        results = await asyncio.gather(*(self._send(sender, pending, about, t) for t in targets))
         attempt = pending.attempts + 1
         finished = list(pending.finished)
         retry = False
         for target, sent in zip(targets, results, strict=True):
             if sent.ok:
                 metrics.NOTIFICATIONS_DELIVERED.labels(pending.event).inc()
-                finished.append(target.uri)
+                finished.append(target.key)
                 continue
             metrics.NOTIFICATION_FAILURES.labels(pending.event).inc()
             final = sent.final or attempt >= self.attempts
             if final:
                 metrics.NOTIFICATIONS_FAILED.labels(pending.event).inc()
-                finished.append(target.uri)
+                finished.append(target.key)
             else:
                 retry = True
             log.warning(
@@ -110,7 +115,7 @@ class Notifier:
                 "monitor" if "monitor" in about else "job",
                 about.get("jobCollection"),
                 about.get("monitor", about.get("job")),
-                origin(target.uri),
+                target.shown if target.format == HORARIUM else f"{target.format} {target.shown}",
                 attempt,
                 self.attempts,
                 sent.detail,
@@ -125,6 +130,43 @@ class Notifier:
             finished=finished,
             retry_at=self.clock.now() + timedelta(seconds=self.delay(attempt)),
         )
+
+    async def _send(
+        self,
+        sender: WebhookSender,
+        pending: outbox.Pending,
+        about: dict[str, Any],
+        target: outbox.Target,
+    ) -> Sent:
+        """One channel's delivery: the event's JSON signed (horarium), else its rendering."""
+        delivery = str(about.get("id", ""))
+        if target.format == EMAIL:
+            if self._mailer is None:
+                return Sent(False, "this process has no --smtp-url to send e-mail through")
+            facts = channels.facts(about, pending.zone, self.settings.public_url)
+            message = channels.email(facts, self._mailer.sender, list(target.to), delivery)
+            return await self._mailer.send(message)
+        if target.secret is None:
+            return await _unreadable(target.unreadable)
+        if target.format == HORARIUM:
+            return await sender.post(
+                target.uri, pending.body.encode(), target.secret, pending.event, delivery
+            )
+        facts = channels.facts(about, pending.zone, self.settings.public_url)
+        body = channels.render(target.format, facts, about, target.secret)
+        sent = await sender.post(target.uri, body, None, pending.event, delivery)
+        return _without(sent, target.uri, target.secret) if not sent.ok else sent
+
+
+def _without(sent: Sent, uri: str, secret: str | None) -> Sent:
+    """`sent` with a webhook URL (a slack or teams channel's secret, path and all) or a routing
+    key taken out of its detail, should a client error have quoted them."""
+    detail = sent.detail
+    path = urlsplit(uri).path
+    for part in (uri, secret, path if len(path) > 1 else None):
+        if part:
+            detail = detail.replace(part, "/***")
+    return replace(sent, detail=detail)
 
 
 async def _unreadable(why: str | None) -> Sent:

@@ -64,16 +64,25 @@ def _row(body: dict[str, Any]) -> list[str]:
 
 
 def notification_pairs(notifications: Any) -> list[tuple[str, str]]:
-    """A collection's notifications (Horarium extension), `events → uri` each: nothing when it
-    has none."""
+    """A collection's notifications (Horarium extension), `events → uri` each (`→ slack
+    https://…/***`, `→ email a@x, b@y` for the other channels): nothing when it has none."""
     if not isinstance(notifications, list) or not notifications:
         return []
     described = [
-        f"{', '.join(map(str, n.get('events') or []))} → {text(n.get('uri'))}"
+        f"{', '.join(map(str, n.get('events') or []))} → {_where(n)}"
         for n in notifications
         if isinstance(n, dict)
     ]
     return [("notifications", "; ".join(described))]
+
+
+def _where(notification: dict[str, Any]) -> str:
+    email = notification.get("email")
+    if isinstance(email, dict):
+        return "email " + ", ".join(map(str, email.get("to") or []))
+    kind = notification.get("format")
+    uri = text(notification.get("uri"))
+    return f"{kind} {uri}" if isinstance(kind, str) and kind != "horarium" else uri
 
 
 def _pairs(body: dict[str, Any]) -> list[tuple[str, str]]:

@@ -174,7 +174,10 @@ async def _rotate_collections(engine: AsyncEngine, keyring: Keyring, report: Sea
         if not kids - {keyring.sealing_id}:
             continue
         try:
-            opened = [{**n, "secret": open_notification_secret(n, keyring)} for n in stored]
+            opened = [
+                {**n, "secret": open_notification_secret(n, keyring)} if "secret" in n else n
+                for n in stored  # an email channel has no secret
+            ]
         except SealError:
             for kid in kids:
                 if not keyring.holds(kid):

@@ -156,9 +156,13 @@ def seal_notifications(
     notifications: Sequence[Mapping[str, Any]], keyring: Keyring | None
 ) -> list[dict[str, Any]]:
     """Notifications as stored: each secret given in clear sealed, bound to the origin of its
-    uri (a sealed one, kept from the stored notification, stays as it is)."""
+    uri (a sealed one, kept from the stored notification, stays as it is; an email channel has
+    none)."""
     out: list[dict[str, Any]] = []
     for notification in notifications:
+        if "secret" not in notification:
+            out.append(dict(notification))
+            continue
         secret = notification.get("secret")
         if isinstance(secret, str):
             if keyring is None:

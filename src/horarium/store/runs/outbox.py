@@ -9,6 +9,7 @@ to be taken again once the lease has run out (delivery is at least once)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -18,24 +19,45 @@ from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.elements import BindParameter
 
-from horarium.model.notifications import NOTIFICATIONS
+from horarium.model.notifications import (
+    EMAIL,
+    HORARIUM,
+    NOTIFICATIONS,
+    WEBHOOK_FORMATS,
+    format_of,
+    origin,
+    target_key,
+)
 from horarium.store.core.db import write_transaction
-from horarium.store.core.schema import job_collections, notifications
+from horarium.store.core.schema import job_collections, jobs, monitors, notifications
 from horarium.store.core.sealing import SealError, keyring_of, open_notification_secret
 from horarium.store.core.types import UTCDateTime
 
 _n = notifications.c
 _IDS: BindParameter[Any] = bindparam("ids", expanding=True)
+_KEYS: BindParameter[Any] = bindparam("keys", expanding=True)
 
 
 @dataclass(frozen=True)
 class Target:
-    """Where one notification goes: the uri, and its secret (None: it cannot be opened, and
-    `unreadable` says why)."""
+    """Where one notification goes: the channel's `format`, the uri (a slack or teams one
+    opened from its secret; an email channel's recipients in `to`), and its secret (None: it
+    cannot be opened, and `unreadable` says why). `key` names it in the row's `finished`."""
 
     uri: str
     secret: str | None
     unreadable: str | None = None
+    format: str = HORARIUM
+    key: str = ""
+    to: tuple[str, ...] = ()
+
+    @property
+    def shown(self) -> str:
+        """What a log line may say of it: the uri's origin, or the recipients' domains."""
+        if self.format == EMAIL:
+            domains = sorted({a.rpartition("@")[2].lower() for a in self.to})
+            return "mail to @" + ", @".join(domains)
+        return origin(self.uri)
 
 
 @dataclass
@@ -46,8 +68,9 @@ class Pending:
     event: str
     body: str
     attempts: int  # deliveries tried before this one
-    finished: list[str]  # the uris done with: accepted, or refused for good
+    finished: list[str]  # the targets done with (`Target.key`): accepted, or refused for good
     targets: list[Target] = field(default_factory=list)
+    zone: str | None = None  # the job's or monitor's time zone, for the channels that show it
 
 
 async def next_due(db: AsyncEngine) -> datetime | None:
@@ -93,24 +116,67 @@ async def take(db: AsyncEngine, now: datetime, limit: int, lease: timedelta) -> 
             for notification in document.get(NOTIFICATIONS) or ():
                 if row.event not in notification["events"]:
                     continue
-                if notification["uri"] in pending.finished:
+                target = _target(notification, keyring)
+                if target.key in pending.finished:
                     continue
-                pending.targets.append(_target(notification, keyring))
+                pending.targets.append(target)
             if pending.targets:
                 taken.append(pending)
             else:
                 gone.append(row.id)
         if gone:
             await conn.execute(delete(notifications).where(_n.id.in_(_IDS)), {"ids": gone})
+        await _zones(conn, taken, rows)
     return taken
 
 
+async def _zones(conn: Any, taken: list[Pending], rows: Sequence[Any]) -> None:
+    """The time zone of each taken notification's job or monitor (its recurrence's
+    `timeZone`), for those with a channel that shows the time in it: two reads a batch."""
+    collection_of = {row.id: row.collection_id for row in rows}
+    wanted: dict[tuple[str, int, str], list[Pending]] = {}
+    for pending in taken:
+        if all(t.format == HORARIUM for t in pending.targets):
+            continue
+        about = json.loads(pending.body)
+        kind = "monitor" if "monitor" in about else "job"
+        name = str(about.get(kind, "")).lower()
+        wanted.setdefault((kind, collection_of[pending.id], name), []).append(pending)
+    for kind, table in (("job", jobs), ("monitor", monitors)):
+        keys = [(c, n) for k, c, n in wanted if k == kind]
+        if not keys:
+            continue
+        found = await conn.execute(
+            select(table.c.collection_id, table.c.key, table.c.definition).where(
+                table.c.collection_id.in_(_IDS), table.c.key.in_(_KEYS)
+            ),
+            {"ids": sorted({c for c, _ in keys}), "keys": sorted({n for _, n in keys})},
+        )
+        for row in found:
+            waiting = wanted.get((kind, row.collection_id, row.key))
+            if not waiting:
+                continue
+            recurrence = (row.definition or {}).get("recurrence") or {}
+            zone = recurrence.get("timeZone") if isinstance(recurrence, dict) else None
+            for pending in waiting:
+                pending.zone = zone if isinstance(zone, str) else None
+
+
 def _target(notification: dict[str, Any], keyring: Any) -> Target:
+    kind = format_of(notification)
+    if kind == EMAIL:
+        to = tuple(notification["email"]["to"])
+        return Target("", None, format=kind, key=target_key(notification, None), to=to)
     uri = str(notification["uri"])
     try:
-        return Target(uri, open_notification_secret(notification, keyring))
+        secret = open_notification_secret(notification, keyring)
     except SealError as exc:
-        return Target(uri, None, f"its secret cannot be read by this process: {exc}")
+        why = f"its secret cannot be read by this process: {exc}"
+        return Target(uri, None, why, format=kind, key=target_key(notification, None))
+    key = target_key(notification, secret)
+    if kind in WEBHOOK_FORMATS:
+        return Target(secret, secret, format=kind, key=key)
+    return Target(uri, secret, format=kind, key=key)
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,17 @@ function quotaCell(used, limit) {
     meter, ` ${used} of ${limit}`);
 }
 
-// A collection's notifications (Horarium extension): the events each sends, its uri on hover.
+// A collection's notifications (Horarium extension): the events each sends; on hover its uri
+// (a channel's format before it), or an email channel's recipients.
+const notificationTarget = (n) =>
+  n.email ? `email ${(n.email.to ?? []).join(", ")}` : `${n.format ? `${n.format} ` : ""}${n.uri}`;
+
 function notificationsCell(collection) {
   const listed = collection.properties?.notifications ?? [];
   if (!listed.length) return h("span", { class: "muted" }, "—");
   return h("span", { class: "notifications" }, ...listed.flatMap((n, i) => [
     ...(i ? ["; "] : []),
-    h("span", { title: n.uri }, (n.events ?? []).join(", ")),
+    h("span", { title: notificationTarget(n) }, (n.events ?? []).join(", ")),
   ]));
 }
 
