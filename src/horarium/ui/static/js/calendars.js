@@ -99,7 +99,7 @@ export function daysTable(days, zone, id) {
     { title: "Excluded", class: "wrap", cell: (d) => (d.wholeDay
       ? "whole day"
       : (d.spans ?? []).map((s) => `${clock(s.start, zone)} – ${clock(s.end, zone)}`).join(", ")) },
-    { title: "Why", class: "wrap", cell: (d) => d.reasons.map((r) => `${KIND_WORDS[r.kind] ?? r.kind}: ${r.detail}`).join("; ") },
+    { title: "Why", class: "wrap", cell: (d) => d.reasons.map((r) => (r.kind === "date" ? KIND_WORDS.date : `${KIND_WORDS[r.kind] ?? r.kind}: ${r.detail}`)).join("; ") },
   ];
   const wrap = table(columns, days, { compact: true, empty: "It excludes no day in this window." });
   wrap.id = id;
@@ -121,12 +121,12 @@ export function effectsList(jobs, group, collection, zone, id) {
     const rows = job.executions;
     const held = job.heldBy ? h("p", { class: "hint" }, `${job.heldBy.by === "collection" ? "The collection" : "The job"} is ${job.heldBy.state}: its executions do not run now.`) : null;
     const columns = [
-      { title: `Scheduled (${zone})`, cell: (e) => inZone(e.scheduledExecutionTime, zone) ?? utc(e.scheduledExecutionTime) },
+      { title: `Scheduled (${zone})`, class: "when", cell: (e) => inZone(e.scheduledExecutionTime, zone) ?? utc(e.scheduledExecutionTime) },
       { title: "What the calendar does", class: "wrap", cell: (e) => h("span", { class: e.skippedByCalendar ? "calendar-skipped" : "calendar-moved" }, effectText(e, zone)) },
       { title: "Change", cell: (e) => h("span", { class: `change change-${e.change}` }, CHANGE_WORDS[e.change] ?? e.change) },
     ];
     return h("section", { class: "effect", "data-job": job.name },
-      h("h3", {}, jobLink(group, collection, job.name), " ", h("span", { class: "muted small" }, job.scheduleDescription ?? "")),
+      h("h3", {}, jobLink(group, collection, job.name), " ", h("span", { class: "muted small plain" }, job.scheduleDescription ?? "")),
       held,
       job.error ? h("p", { class: "field-error" }, job.error) : null,
       table(columns, rows, { compact: true, empty: "Nothing skipped or moved in this window.", rowClass: (e) => `change-row-${e.change}` }));
