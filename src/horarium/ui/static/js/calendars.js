@@ -62,7 +62,9 @@ export function calendarsCard(group, collection) {
     body);
   (async () => {
     try {
-      const [calendars, jobs] = await Promise.all([listAll(`${base}/calendars`), listAll(`${base}/jobs`)]);
+      // The jobs (for "Used by") only when there is a calendar they could list.
+      const calendars = await listAll(`${base}/calendars`);
+      const jobs = calendars.length ? await listAll(`${base}/jobs`, { parallel: 4 }) : [];
       const users = usersByCalendar(jobs);
       const columns = [
         { title: "Name", cell: (c) => h("a", { href: calendarLink(group, collection, shortName(c)) }, shortName(c)) },

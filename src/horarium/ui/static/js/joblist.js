@@ -191,7 +191,7 @@ export async function jobsPage(view, [group, collection]) {
     // $expand: each job's schedule in words, from the API's one describer.
     const query = { $expand: "scheduleDescription", ...(state.filter ? { $filter: `state eq ${state.filter}` } : {}) };
     const [jobs] = await Promise.all([
-      listAll(`${base}/jobs`, { query, progress: (found) => { state.jobs = [...found]; redraw(); } }),
+      listAll(`${base}/jobs`, { query, parallel: 4, progress: (found) => { state.jobs = [...found]; redraw(); } }),
       loadOutcomes(),
     ]);
     state.jobs = jobs;
