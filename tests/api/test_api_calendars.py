@@ -268,6 +268,8 @@ def test_excluded_dates_lists_the_days_and_why(api: Api) -> None:
         ({"from": "2031-01-01", "to": "2032-01-03"}, "to"),
         ({"from": "2031-01-05", "to": "2031-01-01"}, "to"),
         ({"from": "Monday"}, "from"),
+        ({"from": "1066-10-14"}, "from"),
+        ({"from": "2031-01-01", "to": "9999-12-31"}, "to"),
         ({"timeZone": "Mars/Olympus"}, "timeZone"),
     ],
 )

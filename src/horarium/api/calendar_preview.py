@@ -45,6 +45,7 @@ from horarium.store.resources.collections import CollectionRecord
 from horarium.store.resources.jobs import JobRecord
 
 DEFAULT_DAYS = 92  # excludedDates without `to`
+FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(9000, 1, 1)  # as the recurrence rules' instants
 DEFAULT_PREVIEW = timedelta(days=31)  # upcoming without `to`
 MAX_PREVIEW = timedelta(days=92)
 
@@ -222,9 +223,12 @@ def _with_ical(raw: Any) -> bool:
 
 def _date(value: str, field: str) -> date:
     try:
-        return date.fromisoformat(value.strip()[:10])
+        day = date.fromisoformat(value.strip())
     except ValueError:
         raise BadRequest(f"{field}: {value!r} is not a YYYY-MM-DD date") from None
+    if not FIRST_DAY <= day < LAST_DAY:
+        raise BadRequest(f"{field}: {day.isoformat()} is outside 1900-01-01..9000-01-01")
+    return day
 
 
 def _instant(value: str, field: str) -> datetime:
