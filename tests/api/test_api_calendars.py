@@ -220,6 +220,142 @@ def test_the_preview_of_an_unsaved_job_honours_its_calendars(api: Api) -> None:
     ]
 
 
+def test_excluded_dates_lists_the_days_and_why(api: Api) -> None:
+    name = api.new_collection()
+    body = {
+        "properties": {
+            "dates": ["2031-01-02"],
+            "holidays": {"country": "US"},
+            "weekends": True,
+            "ranges": [{"start": "2031-01-08T12:00:00", "end": "2031-01-08T13:30:00"}],
+            "ical": ICAL,
+        }
+    }
+    assert api.put(_calendar(api, name, "closures"), body).status_code == 201
+    path = _calendar(api, name, "Closures") + "/excludedDates"
+    response = api.get(
+        path, params={"from": "2031-01-01", "to": "2031-01-09", "timeZone": "America/New_York"}
+    )
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert (answer["calendar"], answer["from"], answer["to"], answer["timeZone"]) == (
+        "closures",
+        "2031-01-01",
+        "2031-01-09",
+        "America/New_York",
+    )
+    days = {d["date"]: d for d in answer["value"]}
+    assert list(days) == [
+        "2031-01-01",
+        "2031-01-02",
+        "2031-01-04",
+        "2031-01-05",
+        "2031-01-06",
+        "2031-01-08",
+    ]
+    assert days["2031-01-01"]["reasons"] == [{"kind": "holiday", "detail": "New Year's Day"}]
+    assert days["2031-01-04"]["reasons"] == [{"kind": "weekend", "detail": "Saturday"}]
+    assert days["2031-01-06"]["reasons"] == [{"kind": "event", "detail": "closed on Mondays"}]
+    assert all(d["wholeDay"] and "spans" not in d for d in answer["value"][:-1])
+    partly = days["2031-01-08"]
+    assert partly["wholeDay"] is False
+    assert partly["spans"] == [{"start": "2031-01-08T17:00:00Z", "end": "2031-01-08T18:30:00Z"}]
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"from": "2031-01-01", "to": "2032-01-03"}, "to"),
+        ({"from": "2031-01-05", "to": "2031-01-01"}, "to"),
+        ({"from": "Monday"}, "from"),
+        ({"from": "1066-10-14"}, "from"),
+        ({"from": "2031-01-01", "to": "9999-12-31"}, "to"),
+        ({"timeZone": "Mars/Olympus"}, "timeZone"),
+    ],
+)
+def test_excluded_dates_are_bounded_and_bad_values_name_their_field(
+    api: Api, params: dict[str, str], field: str
+) -> None:
+    name = api.new_collection()
+    assert api.put(_calendar(api, name, "weekends"), WEEKENDS).status_code == 201
+    response = api.get(_calendar(api, name, "weekends") + "/excludedDates", params=params)
+    assert response.status_code == 400, response.text
+    assert error_of(response)["message"].startswith(f"{field}: ")
+
+
+def test_a_calendar_preview_lists_what_an_edit_skips_and_releases(api: Api) -> None:
+    name = api.new_collection()
+    path = _calendar(api, name, "closures")
+    assert api.put(path, {"properties": {"dates": ["2031-01-07"]}}).status_code == 201
+    assert api.put(api.job(name, "daily"), _daily(excludeCalendars=["closures"])).status_code == 201
+    assert api.put(api.job(name, "other"), _daily()).status_code == 201
+    edited = {"properties": {"weekends": True, "dates": ["2031-01-09"]}}
+    window = {"from": "2031-01-01T00:00:00", "to": "2031-01-13T00:00:00"}
+    response = api.post(path + "/upcoming", edited, params=window)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert [d["date"] for d in answer["excludedDates"]] == [
+        "2031-01-04",
+        "2031-01-05",
+        "2031-01-09",
+        "2031-01-11",
+        "2031-01-12",
+    ]
+    assert [j["name"] for j in answer["jobs"]] == ["daily"]  # "other" lists no calendar
+    marks = [
+        (e["scheduledExecutionTime"][:10], e["change"], e.get("skippedByCalendar"))
+        for e in answer["jobs"][0]["executions"]
+    ]
+    assert marks == [
+        ("2031-01-04", "new", "closures"),
+        ("2031-01-05", "new", "closures"),
+        ("2031-01-07", "released", "closures"),
+        ("2031-01-09", "new", "closures"),
+        ("2031-01-11", "new", "closures"),
+        ("2031-01-12", "new", "closures"),
+    ]
+    stored = api.get(path).json()["properties"]
+    assert stored == {"dates": ["2031-01-07"]}  # nothing stored
+    moved = {"properties": {"dates": ["2031-01-07"]}}
+    job = _daily(excludeCalendars=["closures"], onExcluded="NextBusinessDay")
+    assert api.put(api.job(name, "daily"), job).status_code == 200
+    same = api.post(path + "/upcoming", moved, params=window).json()["jobs"][0]["executions"]
+    assert [(e["executionTime"], e["change"], e["movedByCalendar"]) for e in same] == [
+        ("2031-01-08T14:00:00Z", "same", "closures")
+    ]
+
+
+def test_a_calendar_preview_validates_its_body_and_window(api: Api) -> None:
+    name = api.new_collection()
+    path = _calendar(api, name, "draft") + "/upcoming"
+    bad = api.post(path, {"properties": {"dates": ["2031-02-30"]}})
+    assert bad.status_code == 400
+    assert error_of(bad)["message"].startswith("properties.dates[0]: ")
+    long = api.post(
+        path, WEEKENDS, params={"from": "2031-01-01T00:00:00", "to": "2031-05-01T00:00:00"}
+    )
+    assert long.status_code == 400
+    assert "longer than 92 days" in error_of(long)["message"]
+    fresh = api.post(path, WEEKENDS)  # a calendar not saved yet: no job lists it
+    assert fresh.status_code == 200, fresh.text
+    assert fresh.json()["jobs"] == []
+    assert len(fresh.json()["excludedDates"]) >= 8  # 31 days hold at least 4 weekends
+    assert api.get(_calendar(api, name, "draft")).status_code == 404
+
+
+def test_openapi_documents_the_calendar_days_and_preview(api: Api) -> None:
+    document = api.http.get("/openapi.json").json()
+    calendar = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers"
+    calendar += "/Microsoft.Scheduler/jobCollections/{jobCollectionName}/calendars/{calendarName}"
+    days = document["paths"][calendar + "/excludedDates"]["get"]
+    assert days["operationId"] == "Calendars_ListExcludedDates"
+    assert {p["name"] for p in days["parameters"]} >= {"from", "to", "timeZone"}
+    preview = document["paths"][calendar + "/upcoming"]["post"]
+    assert preview["operationId"] == "Calendars_PreviewUpcoming"
+    schemas = document["components"]["schemas"]
+    assert {"CalendarExcludedDates", "CalendarPreview", "CalendarPreviewJob"} <= set(schemas)
+
+
 class _NoToken:
     """A TokenCredential the SDK requires; the key goes in `_Bearer` (plain http)."""
 

@@ -643,3 +643,88 @@ def test_a_job_every_few_seconds_reads_and_edits_in_the_form(
         "frequency": "second",
         "interval": 15,
     }
+
+
+def test_a_calendar_lists_its_days_and_is_edited_with_a_preview_of_its_jobs(
+    watched: Watched, server: ServerProcess, target: str, api: Api
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from playwright.sync_api import expect
+
+    page = watched.page
+    today = datetime.now(UTC).date()
+    closed, added = (today + timedelta(days=n) for n in (3, 10))
+    collection = api.new_collection()
+    calendar = api.collection(collection) + "/calendars/closures"
+    assert api.put(calendar, {"properties": {"dates": [closed.isoformat()]}}).status_code == 201
+    body = {
+        "properties": {
+            "state": "Disabled",
+            "action": {"type": "Http", "request": {"uri": f"{target}/ok", "method": "GET"}},
+            "recurrence": {"frequency": "Day", "excludeCalendars": ["closures"]},
+            "startTime": f"{today.isoformat()}T12:00:00Z",
+        }
+    }
+    assert api.put(api.job(collection, "nightly"), body).status_code == 201
+
+    signed_in_at(page, server, api.subscription, f"#/calendar/rg1/{collection}/closures")
+    days = page.locator("#excluded-days tbody tr")
+    expect(days).to_have_count(1)
+    expect(days.first).to_contain_text(closed.isoformat())
+    expect(days.first).to_contain_text("listed date")
+    effects = page.locator("#calendar-effects [data-job=nightly] tbody tr")
+    expect(effects).to_have_count(1)
+    expect(effects.first).to_contain_text(f"{closed.isoformat()} 12:00:00")
+    expect(effects.first).to_contain_text("skipped")
+
+    page.click("#calendar-edit")
+    expect(page.locator("h1")).to_have_text("Edit calendar closures")
+    expect(page.locator("#calendar-dates")).to_have_value(closed.isoformat())
+    page.fill("#calendar-dates", f"{closed.isoformat()}\n{added.isoformat()}")
+    planned = page.locator("#preview-effects [data-job=nightly] tbody tr")
+    expect(planned).to_have_count(2)
+    expect(planned.nth(1)).to_contain_text(added.isoformat())
+    expect(planned.nth(1)).to_contain_text("new")
+    expect(planned.nth(0)).to_contain_text("as now")
+
+    ics = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\n"
+        f"UID:audit@test\r\nDTSTART;VALUE=DATE:{(today + timedelta(days=5)).strftime('%Y%m%d')}"
+        "\r\nSUMMARY:Yearly audit\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    page.set_input_files(
+        "#calendar-ical-file",
+        files=[{"name": "audit.ics", "mimeType": "text/calendar", "buffer": ics.encode()}],
+    )
+    expect(page.locator("#calendar-ical-note")).to_contain_text("audit.ics")
+    expect(page.locator("#preview-days")).to_contain_text("iCalendar event: Yearly audit")
+    expect(planned).to_have_count(3)
+
+    page.fill("#calendar-dates", "2031-02-30")
+    expect(page.locator("#calendar-dates-error")).to_contain_text("properties.dates[0]")
+    expect(page.locator("#calendar-dates")).to_have_attribute("aria-invalid", "true")
+    page.fill("#calendar-dates", f"{closed.isoformat()}, {added.isoformat()}")
+    expect(page.locator("#calendar-dates-error")).to_be_empty()
+    page.click("#calendar-save")
+    expect(page.locator("h1")).to_have_text("closures")
+    stored = api.get(calendar).json()["properties"]
+    assert stored["dates"] == [closed.isoformat(), added.isoformat()]
+    assert "Yearly audit" in stored["ical"]
+    expect(page.locator("#excluded-days tbody tr")).to_have_count(3)
+
+    page.goto(server.url(f"/ui/#/jobs/rg1/{collection}"))
+    page.click("#calendar-new")
+    expect(page.locator("h1")).to_have_text("New calendar")
+    page.fill("#calendar-name", "business")
+    page.check("#calendar-weekends")
+    page.fill("#calendar-country", "US")
+    expect(page.locator("#preview-days")).to_contain_text("weekend: Saturday")
+    page.fill("#calendar-subdivision", "ZZ")
+    expect(page.locator("#calendar-subdivision-error")).to_contain_text("not known")
+    page.fill("#calendar-subdivision", "NY")
+    expect(page.locator("#calendar-subdivision-error")).to_be_empty()
+    page.click("#calendar-save")
+    expect(page.locator("h1")).to_have_text("business")
+    created = api.get(api.collection(collection) + "/calendars/business").json()["properties"]
+    assert created == {"holidays": {"country": "US", "subdivision": "NY"}, "weekends": True}

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -83,14 +84,17 @@ class SharedChromium:
         asyncio._set_running_loop(None)
 
     @contextmanager
-    def page(self) -> Iterator[Any]:
-        """A page in a browser context of its own (no cookies or storage from other tests)."""
+    def page(
+        self, viewport: dict[str, int] | None = None, bypass_csp: bool = False
+    ) -> Iterator[Any]:
+        """A page in a browser context of its own (no cookies or storage from other tests);
+        `bypass_csp` lets a test inject a script (axe-core) that the dashboard's policy refuses."""
         from playwright.sync_api import expect
 
         asyncio._set_running_loop(self.loop)
         try:
             expect.set_options(timeout=WAIT_MS)
-            context = self.browser.new_context(viewport=VIEWPORT)
+            context = self.browser.new_context(viewport=viewport or VIEWPORT, bypass_csp=bypass_csp)
             try:
                 page = context.new_page()
                 page.set_default_timeout(WAIT_MS)
@@ -103,6 +107,26 @@ class SharedChromium:
     def close(self) -> None:
         """Give Playwright its loop back, so that launched_chromium can close the browser."""
         asyncio._set_running_loop(self.loop)
+
+
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # VENDORED.md beside it
+AXE_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
+
+
+def axe_violations(page: Any, tags: tuple[str, ...] = AXE_TAGS) -> list[str]:
+    """What axe-core (vendored) finds on the page as it is now, against the WCAG 2.0 / 2.1 A and
+    AA rules: one line per violation and element (empty when none). The page's context must
+    bypass the CSP (`SharedChromium.page(bypass_csp=True)`): the script is injected inline."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        """(tags) => axe.run(document, {runOnly: {type: "tag", values: tags},
+                                        resultTypes: ["violations"]})
+            .then((r) => r.violations.flatMap((v) => v.nodes.map((n) =>
+                `${v.id} (${v.impact}): ${n.target.join(" ")}: ${n.failureSummary}`)))""",
+        list(tags),
+    )
+    return [str(line) for line in found]
 
 
 def fill_sign_in(

@@ -59,6 +59,8 @@ ACTIONS: dict[str, Action] = {
     "Calendars_Get": Action(f"{_CALENDARS}/read", Access.READ),
     "Calendars_CreateOrUpdate": Action(f"{_CALENDARS}/write", Access.WRITE),
     "Calendars_Delete": Action(f"{_CALENDARS}/delete", Access.WRITE),
+    "Calendars_ListExcludedDates": Action(f"{_CALENDARS}/read", Access.READ),
+    "Calendars_PreviewUpcoming": Action(f"{_CALENDARS}/upcoming/action", Access.READ),
     # Horarium's check-in monitors (the check-ins themselves need no caller: api.ping_routes)
     "Monitors_List": Action(f"{_MONITORS}/read", Access.READ),
     "Monitors_Get": Action(f"{_MONITORS}/read", Access.READ),

@@ -103,6 +103,103 @@ _UPCOMING = {
 }
 
 
+_EXCLUDED_DAY = {
+    "type": "object",
+    "properties": {
+        "date": {"type": "string", "format": "date"},
+        "wholeDay": {
+            "type": "boolean",
+            "description": "The whole day is excluded; false: only `spans` of it.",
+        },
+        "reasons": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {
+                        "type": "string",
+                        "enum": ["date", "weekend", "holiday", "range", "event"],
+                    },
+                    "detail": {
+                        "type": "string",
+                        "description": "The date, weekday, holiday's name, range or iCalendar"
+                        " event's SUMMARY.",
+                    },
+                },
+            },
+        },
+        "spans": {
+            "type": "array",
+            "description": "For a day excluded in part: the excluded spans of it (UTC, end"
+            " exclusive).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "start": {"type": "string", "format": "date-time"},
+                    "end": {"type": "string", "format": "date-time"},
+                },
+            },
+        },
+    },
+}
+
+_EXCLUDED_DATES = {
+    "type": "object",
+    "description": "The days a calendar excludes from `from` to `to` (exclusive, at most 366"
+    " days), read in `timeZone`; days it does not touch are left out.",
+    "properties": {
+        "calendar": {"type": "string"},
+        "from": {"type": "string", "format": "date"},
+        "to": {"type": "string", "format": "date"},
+        "timeZone": {"type": "string"},
+        "value": {"type": "array", "items": {"$ref": "#/components/schemas/CalendarExcludedDay"}},
+    },
+}
+
+_PREVIEW_EXECUTION = {
+    "allOf": [{"$ref": "#/components/schemas/CollectionUpcomingExecution"}],
+    "properties": {
+        "change": {
+            "type": "string",
+            "enum": ["new", "same", "released"],
+            "description": "new: the body skips or moves it and the stored calendar does not"
+            " (or not so); same: both do; released: only the stored calendar does (as the"
+            " stored calendar has it).",
+        },
+    },
+}
+
+_PREVIEW_JOB = {
+    "allOf": [{"$ref": "#/components/schemas/CollectionUpcomingJob"}],
+    "properties": {
+        "executions": {
+            "type": "array",
+            "description": "Only the executions this calendar skips or moves in the window.",
+            "items": {"$ref": "#/components/schemas/CalendarPreviewExecution"},
+        }
+    },
+}
+
+_PREVIEW = {
+    "type": "object",
+    "description": "A calendar body, not stored: what it excludes and does to the jobs of the"
+    " collection that list the calendar, from `from` to `to` (at most 92 days; at most 20,000"
+    " executions of those jobs, 400 naming the limit otherwise).",
+    "properties": {
+        "calendar": {"type": "string"},
+        "from": {"type": "string", "format": "date-time"},
+        "to": {"type": "string", "format": "date-time"},
+        "timeZone": {"type": "string", "description": "The zone excludedDates are read in."},
+        "collectionState": {"type": "string"},
+        "excludedDates": {
+            "type": "array",
+            "items": {"$ref": "#/components/schemas/CalendarExcludedDay"},
+        },
+        "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/CalendarPreviewJob"}},
+    },
+}
+
+
 def list_result(item: str) -> dict[str, Any]:
     """The schema of a list answer (`value`, `nextLink`) of the component schema `item`."""
     return {
@@ -119,6 +216,11 @@ def add_calendar_schemas(schemas: dict[str, Any]) -> None:
     schemas["CalendarProperties"] = _CALENDAR_PROPERTIES
     schemas["CalendarDefinition"] = _CALENDAR
     schemas["CalendarListResult"] = list_result("CalendarDefinition")
+    schemas["CalendarExcludedDay"] = _EXCLUDED_DAY
+    schemas["CalendarExcludedDates"] = _EXCLUDED_DATES
+    schemas["CalendarPreviewExecution"] = _PREVIEW_EXECUTION
+    schemas["CalendarPreviewJob"] = _PREVIEW_JOB
+    schemas["CalendarPreview"] = _PREVIEW
     recurrence = dict(schemas["JobRecurrence"])
     recurrence["properties"] = {**recurrence["properties"], **_RECURRENCE}
     schemas["JobRecurrence"] = recurrence

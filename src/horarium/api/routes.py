@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from horarium.api import (
     backfill_ops,
     calendar_ops,
+    calendar_preview,
     collection_ops,
     collection_upcoming,
     history_ops,
@@ -526,3 +527,83 @@ async def delete_calendar(
     """Delete a calendar (409 while a job lists it)."""
     await _store(request).write(lambda c: calendar_ops.delete(c, name, calendarName))
     return empty()
+
+
+TimeZone = Annotated[
+    str | None,
+    Query(
+        alias="timeZone",
+        description="The zone the days are read in (IANA or Windows name); default UTC.",
+    ),
+]
+
+
+@router.get(
+    CALENDAR + "/excludedDates",
+    operation_id="Calendars_ListExcludedDates",
+    responses=_ok("CalendarExcludedDates", 200),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def get_excluded_dates(
+    request: Request,
+    name: Collection,
+    calendarName: CalendarPart,
+    start: Annotated[
+        str | None, Query(alias="from", description="YYYY-MM-DD; default: today in timeZone.")
+    ] = None,
+    end: Annotated[
+        str | None,
+        Query(
+            alias="to",
+            description="YYYY-MM-DD, exclusive; default: 92 days after from;"
+            " at most 366 days after it.",
+        ),
+    ] = None,
+    zone: TimeZone = None,
+) -> Response:
+    """The days the calendar excludes in a window (whole or in part), and why."""
+    where = calendar_preview.read_zone(zone)
+    first, last = calendar_preview.read_days(start, end, where, _now())
+    return ArmJSONResponse(
+        await _read(
+            request,
+            lambda c: calendar_preview.excluded_dates(c, name, calendarName, first, last, where),
+        )
+    )
+
+
+@router.post(
+    CALENDAR + "/upcoming",
+    operation_id="Calendars_PreviewUpcoming",
+    openapi_extra=_body_doc("CalendarDefinition"),
+    responses=_ok("CalendarPreview", 200),
+    response_class=ArmJSONResponse,
+    tags=["Horarium extensions"],
+)
+async def post_calendar_upcoming(
+    request: Request,
+    name: Collection,
+    calendarName: CalendarPart,
+    start: Annotated[
+        str | None,
+        Query(alias="from", description="ISO 8601 (UTC without an offset); default: now."),
+    ] = None,
+    end: Annotated[
+        str | None,
+        Query(alias="to", description="Exclusive; default: 31 days after from; at most 92 days."),
+    ] = None,
+    zone: TimeZone = None,
+) -> Response:
+    """A calendar body that is not saved: the days it excludes, and the executions it would
+    skip or move for the collection's jobs that list the calendar (against the stored one)."""
+    raw = await _body(request, MAX_CALENDAR_BYTES)
+    where = calendar_preview.read_zone(zone)
+    now = _now()
+    first, last = calendar_preview.read_preview_window(start, end, now)
+    return ArmJSONResponse(
+        await _read(
+            request,
+            lambda c: calendar_preview.preview(c, name, calendarName, raw, first, last, where, now),
+        )
+    )

@@ -23,7 +23,8 @@ Public surface (other packages import only these names):
   exclusion calendars it may list, by name, as the calendar resource's `properties`.
 - Exclusion calendars (`recurrence.excludeCalendars`, `recurrence.onExcluded`): `plan` reads
   their properties from the definition's internal `resolvedCalendars` (`RESOLVED`);
-  `read_calendar` validates a calendar's properties; `outline(plan, start, count)` lists runs
+  `read_calendar` validates a calendar's properties; `excluded_days(properties, zone, first,
+  last)` lists the days one excludes in a window, and why; `outline(plan, start, count)` lists runs
   and skipped executions with the calendar that moved or skipped them.
 - `describe(properties, *, created=None, calendars=None) -> str`: the timing in plain English
   (``weekdays at 09:15 Europe/Paris; 10 times``), validated as `plan` does, nothing computed.
@@ -39,6 +40,7 @@ Decisions where the design doc is silent: docs/recurrence.md.
 """
 
 from horarium.recurrence.api import Occurrence, Plan, RecurrenceError, parse_instant
+from horarium.recurrence.calendar_days import excluded_days
 from horarium.recurrence.calendars import read_calendar
 from horarium.recurrence.cron import cron_shortest_gap
 from horarium.recurrence.describe import describe
@@ -63,6 +65,7 @@ __all__ = [
     "Run",
     "cron_shortest_gap",
     "describe",
+    "excluded_days",
     "exclusion_names",
     "outline",
     "parse_instant",

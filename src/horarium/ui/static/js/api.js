@@ -67,14 +67,19 @@ export async function call(method, path, { query = {}, body, token } = {}) {
   throw new ApiError(response.status, error.code, error.message, data);
 }
 
-/** Every entry of a paged list, $top at a time; `progress(entries)` after each page. */
-export async function listAll(path, { query = {}, top = 100, progress } = {}) {
+/** Every entry of a paged list, $top at a time; `progress(entries)` after each page. After
+ *  the first page, `parallel` pages are asked at once (a 1,000-job collection in 4 round trips
+ *  rather than 10); the entries keep the list's order. */
+export async function listAll(path, { query = {}, top = 100, progress, parallel = 1 } = {}) {
   const entries = [];
-  for (let skip = 0; ; skip += top) {
-    const page = await call("GET", path, { query: { ...query, $top: top, $skip: skip || undefined } });
-    entries.push(...page.value);
+  for (let skip = 0; ;) {
+    const wave = skip === 0 ? 1 : parallel;
+    const pages = await Promise.all(Array.from({ length: wave }, (_, i) =>
+      call("GET", path, { query: { ...query, $top: top, $skip: skip + i * top || undefined } })));
+    for (const page of pages) entries.push(...page.value);
     progress?.(entries);
-    if (!page.nextLink || page.value.length === 0) return entries;
+    if (pages.some((page) => !page.nextLink || page.value.length === 0)) return entries;
+    skip += wave * top;
   }
 }
 

@@ -50,13 +50,56 @@ export function table(columns, rows, { sorting, empty = "Nothing here yet.", row
   const body = rows.length
     ? rows.map((row) => h("tr", { class: rowClass?.(row) }, columns.map((col) => h("td", { class: col.class }, col.cell(row)))))
     : h("tr", {}, h("td", { colspan: columns.length, class: "empty" }, empty));
-  return h("div", { class: "table-wrap" }, h("table", { class: compact ? "compact" : null }, h("thead", {}, head), h("tbody", {}, body)));
+  const wrap = h("div", { class: "table-wrap" }, h("table", { class: compact ? "compact" : null }, h("thead", {}, head), h("tbody", {}, body)));
+  scrollables.observe(wrap);
+  return wrap;
 }
+
+// A table wider than its box scrolls sideways: keyboard users reach it (Tab, then the arrow
+// keys) only when it is focusable, so it is made so, as a named region, while it scrolls.
+const scrollables = new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    if (!target.isConnected) {
+      scrollables.unobserve(target);
+      continue;
+    }
+    const scrolls = target.scrollWidth > target.clientWidth + 1;
+    if (scrolls && !target.hasAttribute("tabindex")) {
+      target.setAttribute("tabindex", "0");
+      target.setAttribute("role", "region");
+      target.setAttribute("aria-label", "Table (scrolls sideways)");
+    } else if (!scrolls && target.hasAttribute("tabindex")) {
+      for (const name of ["tabindex", "role", "aria-label"]) target.removeAttribute(name);
+    }
+  }
+});
 
 /** A box with an error message (an ApiError or any Error). */
 export function errorBox(error) {
   const code = error.code ? `${error.code}: ` : "";
   return h("div", { class: "error-box", role: "alert" }, code + error.message);
+}
+
+/** Keeps Tab and Shift+Tab inside an open modal dialog (the browser would move on to its own
+ *  address bar after the last button): from the last control to the first, and back. */
+function trapTab(dialog) {
+  if (dialog.dataset.trapped) return;
+  dialog.dataset.trapped = "1";
+  dialog.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab") return;
+    const controls = [...dialog.querySelectorAll("button, [href], input, select, textarea, [tabindex]")]
+      .filter((el) => !el.disabled && el.tabIndex >= 0 && el.getClientRects().length);
+    if (!controls.length) return;
+    const first = controls[0];
+    const last = controls.at(-1);
+    if (event.shiftKey && document.activeElement === first) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && document.activeElement === last) {
+      event.preventDefault();
+      first.focus();
+    }
+  });
 }
 
 /** Asks for confirmation in the page's <dialog>, listing `items` (what will change) under
@@ -67,9 +110,16 @@ export function confirmAction(text, okLabel = "Confirm", items = []) {
   document.getElementById("confirm-list").replaceChildren(...items.map((item) => h("li", {}, item)));
   document.getElementById("confirm-ok").textContent = okLabel;
   dialog.returnValue = "";
+  // A modal dialog keeps the keyboard inside it (the page behind is inert) and Escape cancels;
+  // once it closes, focus goes back to what opened it.
+  const opener = document.activeElement;
+  trapTab(dialog);
   dialog.showModal();
   return new Promise((resolve) => {
-    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.addEventListener("close", () => {
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+      resolve(dialog.returnValue === "ok");
+    }, { once: true });
   });
 }
 

@@ -48,7 +48,7 @@ export async function failuresPage(view) {
     );
   }
 
-  const filter = h("select", { id: "failures-status", onchange: () => { state.status = filter.value; state.offset = 0; load(); } },
+  const filter = h("select", { id: "failures-status", "aria-label": "Status", onchange: () => { state.status = filter.value; state.offset = 0; load(); } },
     ["", "Failed", "Postponed", "Skipped"].map((s) => h("option", { value: s }, s || "Failed, postponed, skipped")));
   view.append(
     heading("Failures", filter, h("button", { type: "button", onclick: () => load() }, "Refresh")),

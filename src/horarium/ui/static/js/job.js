@@ -35,7 +35,7 @@ export async function jobPage(view, [group, collection, name]) {
     chart: h("div", { class: "card", id: "job-chart" }),
     upcoming: h("div", { class: "card", id: "job-upcoming" }),
     history: h("div", { id: "job-history", class: "history" }),
-    definition: h("pre", { class: "json", id: "job-definition" }),
+    definition: h("pre", { class: "json", id: "job-definition", tabindex: "0" }),
     message: h("div", { id: "job-message" }),
   };
   const buttons = {
@@ -173,7 +173,7 @@ export async function jobPage(view, [group, collection, name]) {
     const query = { $top: HISTORY_PAGE, $skip: history.offset || undefined };
     if (history.status) query.$filter = `status eq ${history.status}`;
     const page = await call("GET", `${path}/history`, { query });
-    const filter = h("select", { id: "history-status", onchange: () => { history.status = filter.value; history.offset = 0; loadHistory(); } },
+    const filter = h("select", { id: "history-status", "aria-label": "History status", onchange: () => { history.status = filter.value; history.offset = 0; loadHistory(); } },
       STATUSES.map((s) => h("option", { value: s, selected: s === history.status }, s || "Any status")));
     parts.history.replaceChildren(
       h("div", { class: "heading" }, h("h2", {}, "History"), h("div", { class: "actions" }, filter,

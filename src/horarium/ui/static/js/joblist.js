@@ -191,7 +191,7 @@ export async function jobsPage(view, [group, collection]) {
     // $expand: each job's schedule in words, from the API's one describer.
     const query = { $expand: "scheduleDescription", ...(state.filter ? { $filter: `state eq ${state.filter}` } : {}) };
     const [jobs] = await Promise.all([
-      listAll(`${base}/jobs`, { query, progress: (found) => { state.jobs = [...found]; redraw(); } }),
+      listAll(`${base}/jobs`, { query, parallel: 4, progress: (found) => { state.jobs = [...found]; redraw(); } }),
       loadOutcomes(),
     ]);
     state.jobs = jobs;
@@ -205,9 +205,9 @@ export async function jobsPage(view, [group, collection]) {
 
   const bulk = bulkBar(group, collection, () => state.jobs.filter((j) => selected.has(key(j))), () => load());
 
-  const filter = h("select", { id: "jobs-state", onchange: () => { state.filter = filter.value; state.offset = 0; load(); } },
+  const filter = h("select", { id: "jobs-state", "aria-label": "State", onchange: () => { state.filter = filter.value; state.offset = 0; load(); } },
     STATES.map((s) => h("option", { value: s }, s || "Any state")));
-  const name = h("input", { id: "jobs-name", type: "search", placeholder: "Filter by name",
+  const name = h("input", { id: "jobs-name", type: "search", "aria-label": "Filter by name", placeholder: "Filter by name",
     oninput: () => { state.name = name.value; state.offset = 0; draw(); } });
 
   add(view, [

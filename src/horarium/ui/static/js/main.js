@@ -1,6 +1,7 @@
 // The dashboard's entry point: hash routes to pages, the sign-in gate, the header.
 import { session } from "./api.js";
 import { errorBox, h } from "./dom.js";
+import { calendarFormPage } from "./calendarform.js";
 import { calendarPage } from "./calendars.js";
 import { collectionsPage } from "./collections.js";
 import { enginePage } from "./engine.js";
@@ -19,6 +20,8 @@ const ROUTES = [
   [/^#\/job\/([^/]+)\/([^/]+)\/([^/]+)$/, jobPage, "collections"],
   [/^#\/timeline\/([^/]+)\/([^/]+)$/, timelinePage, "collections"],
   [/^#\/calendar\/([^/]+)\/([^/]+)\/([^/]+)$/, calendarPage, "collections"],
+  [/^#\/calendar-new\/([^/]+)\/([^/]+)$/, calendarFormPage, "collections"],
+  [/^#\/calendar-edit\/([^/]+)\/([^/]+)\/([^/]+)$/, calendarFormPage, "collections"],
   [/^#\/new\/([^/]+)\/([^/]+)$/, jobFormPage, "collections"],
   [/^#\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, jobFormPage, "collections"],
   [/^#\/failures$/, failuresPage, "failures"],
