@@ -128,8 +128,9 @@ def _child(request: dict[str, Any], fds: list[int], *inherited: socket.socket) -
 
 def serve(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    listener.bind(path + ".new")
     listener.listen(64)
+    os.rename(path + ".new", path)  # SOCKET appears once it accepts connections
     waiting: dict[int, socket.socket] = {}  # a running child's pid: its requester's connection
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [], REAP_SECONDS)
