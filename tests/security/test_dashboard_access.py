@@ -93,8 +93,10 @@ def test_the_api_explorer_is_served_from_the_package(server: ServerProcess) -> N
         assets = re.findall(r'(?:src|href)="([^"]+)"', page.text)
         assert set(assets) == {
             "/docs/swagger-ui.css",
+            "/docs/docs.css",
             "/docs/swagger-ui-bundle.js",
             "/docs/init.js",
+            "/ui/",  # the link back to the dashboard
         }
         assert "<script>" not in page.text
         assert "script-src 'self';" in page.headers["content-security-policy"]

@@ -269,6 +269,51 @@ def test_the_engine_page_explains_a_key_that_does_not_reach_every_subscription(
     expect(page.locator("#engine")).to_contain_text("needs a key for all of them")
 
 
+def test_the_header_switches_subscription_and_the_api_explorer_leads_back(
+    watched: Watched, server: ServerProcess, api: Api
+) -> None:
+    import sys
+
+    from playwright.sync_api import expect
+
+    page = watched.page
+    page.goto(server.url("/ui/#/signin"))
+    expect(page.locator("#signin-admin-token")).to_contain_text("horarium-data/admin-token")
+    other = Api(server, f"sub-{uuid.uuid4().hex[:8]}")
+    elsewhere = other.new_collection()
+    sign_in(page, server, api.subscription)
+    expect(page.locator("h1")).to_have_text(f"Job collections of {api.subscription}")
+    page.fill("#who-subscription", other.subscription)
+    page.press("#who-subscription", "Enter")
+    expect(page.locator("h1")).to_have_text(f"Job collections of {other.subscription}")
+    expect(page.locator("main")).to_contain_text(elsewhere)
+    assert page.evaluate("sessionStorage.getItem('horarium.subscription')") == other.subscription
+
+    # A key of one subscription is refused another: the refusal shows, the session stays.
+    scoped = forkserver.run(
+        [sys.executable, "-m", "horarium.cli", "keys", "create", "--subscription",
+         other.subscription, "--role", "reader", "--data-dir", str(server.data_dir)],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout.strip()  # fmt: skip
+    page.click("#sign-out")
+    sign_in(page, server, other.subscription, token=scoped)
+    expect(page.locator("h1")).to_have_text(f"Job collections of {other.subscription}")
+    page.fill("#who-subscription", api.subscription)
+    page.click("#switch-go")
+    expect(page.locator("#switch-error")).to_contain_text("does not have authorization")
+    expect(page.locator("h1")).to_have_text(f"Job collections of {other.subscription}")
+    assert page.evaluate("sessionStorage.getItem('horarium.token')") == scoped
+
+    page.goto(server.url("/docs"))
+    first = page.locator(".opblock-summary").first
+    first.click()
+    page.click(".try-out__btn")
+    field = page.locator("input[placeholder^='api-version']").first
+    expect(field).to_have_value("2016-03-01")
+    page.click("nav.horarium-back a")
+    expect(page).to_have_url(re.compile(r"/ui/"))
+
+
 def test_editing_a_job_changes_what_the_form_changed_and_keeps_its_secret(
     watched: Watched, server: ServerProcess, target: str, api: Api
 ) -> None:

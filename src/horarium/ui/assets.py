@@ -58,6 +58,7 @@ def assets() -> dict[str, Asset]:
     vendor = HERE / "vendor" / "swagger-ui"
     found["/docs"] = _file(HERE / "docs" / "index.html", DOCS_POLICY)
     found["/docs/init.js"] = _file(HERE / "docs" / "init.js", DOCS_POLICY)
+    found["/docs/docs.css"] = _file(HERE / "docs" / "docs.css", DOCS_POLICY)
     for name in ("swagger-ui-bundle.js", "swagger-ui.css"):
         found[f"/docs/{name}"] = _file(vendor / name, DOCS_POLICY)
     return found

@@ -1,5 +1,5 @@
 // The dashboard's entry point: hash routes to pages, the sign-in gate, the header.
-import { session } from "./api.js";
+import { call, paths, session } from "./api.js";
 import { errorBox, h } from "./dom.js";
 import { calendarFormPage } from "./calendarform.js";
 import { calendarPage } from "./calendars.js";
@@ -36,10 +36,30 @@ function header(section) {
   const signedIn = Boolean(session.token);
   document.getElementById("nav").hidden = !signedIn;
   document.getElementById("who").hidden = !signedIn;
-  document.getElementById("who-subscription").textContent = session.subscription ?? "";
+  document.getElementById("who-subscription").value = session.subscription ?? "";
+  document.getElementById("switch-error").textContent = "";
   for (const link of document.querySelectorAll("#nav a[data-section]")) {
     link.classList.toggle("active", link.dataset.section === section);
   }
+}
+
+// Another subscription with the same token: checked by listing its collections (the API's
+// refusal is shown and the session stays as it was), then its collections page.
+async function switchSubscription(event) {
+  event.preventDefault();
+  const wanted = document.getElementById("who-subscription").value.trim();
+  const error = document.getElementById("switch-error");
+  error.textContent = "";
+  if (!wanted || wanted === session.subscription) return;
+  try {
+    await call("GET", paths.collections(wanted), { token: session.token });
+  } catch (e) {
+    error.textContent = `${wanted}: ${e.message}`;
+    return;
+  }
+  session.signIn(session.token, wanted);
+  if (location.hash === "#/collections") render();
+  else location.hash = "#/collections";
 }
 
 async function render() {
@@ -77,6 +97,7 @@ window.addEventListener("horarium:signed-out", (event) => {
   location.hash = "#/signin";
 });
 window.addEventListener("hashchange", render);
+document.getElementById("switch").addEventListener("submit", switchSubscription);
 document.getElementById("sign-out").addEventListener("click", () => {
   session.signOut();
   location.hash = "#/signin";
