@@ -179,14 +179,15 @@ def test_bad_names_and_quotas(api: Api) -> None:
     assert sixth.status_code == 409 and error_of(sixth)["code"] == "MonitorCountQuotaExceeded"
 
 
-def test_next_expected_honours_calendars(api: Api) -> None:
+def test_next_expected_honours_calendars(api: Api, server: ServerProcess) -> None:
     collection = api.new_collection()
     calendar = api.put(
         api.collection(collection) + "/calendars/weekdays", {"properties": {"weekends": True}}
     )
     assert calendar.status_code == 201, calendar.text
     recurrence = {"cron": "0 6 * * *", "excludeCalendars": ["weekdays"]}
-    shown = _created(api, collection, "daily", recurrence=recurrence)["properties"]
+    created = _created(api, collection, "daily", recurrence=recurrence)
+    shown = created["properties"]
     listing = api.get(_monitor_path(api, collection, "daily") + "/upcoming", params={"count": 7})
     runs = [e for e in listing.json()["value"] if "skippedByCalendar" not in e]
     skipped = [e for e in listing.json()["value"] if "skippedByCalendar" in e]
@@ -204,6 +205,12 @@ def test_next_expected_honours_calendars(api: Api) -> None:
     assert changed.status_code == 200, changed.text
     moved = _instant(_properties(api, collection, "daily")["nextExpected"])
     assert moved.weekday() == 6 and moved != _instant(shown["nextExpected"])
+    # a check-in's next expected instant honours the calendar too (computed off the writer)
+    assert _ping(server, _ping_path(created)).status_code == 200
+    checked = _properties(api, collection, "daily")
+    expected = _instant(checked["nextExpected"])
+    assert checked["status"] == "Up" and expected.weekday() == 6 and expected.hour == 6
+    assert expected > _instant(checked["lastCheckIn"])
     refused = api.delete(api.collection(collection) + "/calendars/weekdays")
     assert refused.status_code == 409 and "monitor daily" in error_of(refused)["message"]
 

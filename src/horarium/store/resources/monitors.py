@@ -1,7 +1,11 @@
 """The management API's SQL for check-in monitors and their check-ins (`schema.monitors`,
 `schema.monitor_check_ins`). A monitor's ping token is found by its SHA-256 (a unique index): the
 token itself is never stored. The check-in's own transaction locks the monitor's row, so that it
-and the engine's periodic look (`store.runs.monitor_checks`) change a status one at a time."""
+and the engine's periodic look (`store.runs.monitor_checks`) change a status one at a time.
+
+A check-in runs as one blocking function on the store's writer (`api.ping_ops`), so its
+statements are built here (`by_token_statement`, `check_in_statement`, `update_statement`) and
+executed by either kind of connection."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Insert, Select, Update, delete, func, insert, select, update
+from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.store.core.schema import job_collections, monitor_check_ins, monitors
@@ -116,8 +121,12 @@ async def insert_one(
     )
 
 
+def update_statement(monitor_id: int, now: datetime, **values: Any) -> Update:
+    return update(monitors).where(_m.id == monitor_id).values(updated_at=now, **values)
+
+
 async def update_one(conn: AsyncConnection, monitor_id: int, now: datetime, **values: Any) -> None:
-    await conn.execute(update(monitors).where(_m.id == monitor_id).values(updated_at=now, **values))
+    await conn.execute(update_statement(monitor_id, now, **values))
 
 
 async def delete_one(conn: AsyncConnection, monitor_id: int) -> None:
@@ -138,9 +147,10 @@ class Pinged:
     notify_events: int
 
 
-async def by_token(conn: AsyncConnection, token_sha256: str) -> Pinged | None:
-    """The monitor whose token has this digest, its row locked (PostgreSQL) for the check-in's
-    transaction; one index lookup whether or not there is one."""
+def by_token_statement(dialect: str, token_sha256: str) -> Select[Any]:
+    """The monitor whose token has this digest, with its collection's names and notified
+    events; its row locked (PostgreSQL) for the check-in's transaction. One index lookup
+    whether or not there is one."""
     query = (
         select(
             *_COLUMNS,
@@ -152,9 +162,13 @@ async def by_token(conn: AsyncConnection, token_sha256: str) -> Pinged | None:
         .join(job_collections, job_collections.c.id == _m.collection_id)
         .where(_m.token_sha256 == token_sha256)
     )
-    if conn.dialect.name != "sqlite":
+    if dialect != "sqlite":
         query = query.with_for_update(of=monitors)
-    row = (await conn.execute(query)).first()
+    return query
+
+
+def pinged(row: Row[Any] | None) -> Pinged | None:
+    """The `Pinged` of a row `by_token_statement` found (None: no monitor has the token)."""
     if row is None:
         return None
     return Pinged(
@@ -162,19 +176,17 @@ async def by_token(conn: AsyncConnection, token_sha256: str) -> Pinged | None:
     )
 
 
-async def add_check_in(
-    conn: AsyncConnection,
-    monitor_id: int,
-    *,
-    kind: str,
-    exit_code: int | None,
-    at: datetime,
-    body: str,
-) -> None:
-    await conn.execute(
-        insert(monitor_check_ins).values(
-            monitor_id=monitor_id, kind=kind, exit_code=exit_code, received_at=at, body=body
-        )
+async def by_token(conn: AsyncConnection, token_sha256: str) -> Pinged | None:
+    """The monitor whose token has this digest (`by_token_statement`)."""
+    query = by_token_statement(conn.dialect.name, token_sha256)
+    return pinged((await conn.execute(query)).first())
+
+
+def check_in_statement(
+    monitor_id: int, *, kind: str, exit_code: int | None, at: datetime, body: str
+) -> Insert:
+    return insert(monitor_check_ins).values(
+        monitor_id=monitor_id, kind=kind, exit_code=exit_code, received_at=at, body=body
     )
 
 
