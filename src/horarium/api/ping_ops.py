@@ -83,9 +83,8 @@ def record(
 ) -> Schedule | None:
     """The check-in's transaction. Returns None when it was recorded; a `Schedule` when its
     next expected instant is to be computed off the writer first (nothing was written)."""
-    found = monitors.pinged(
-        conn.execute(monitors.by_token_statement(conn.dialect.name, check.token_sha256)).first()
-    )
+    lookup = monitors.by_token_statement(conn.dialect.name)
+    found = monitors.pinged(conn.execute(lookup, {"token_sha256": check.token_sha256}).first())
     if found is None:
         raise unknown()
     monitor = found.monitor
@@ -100,12 +99,18 @@ def record(
         else:
             following = evaluation.expected_after(monitor.definition, monitor.schedule_set_at, now)
     conn.execute(
-        monitors.check_in_statement(
-            monitor.id, kind=check.kind, exit_code=check.exit_code, at=now, body=check.body
-        )
+        monitors.CHECK_IN,
+        {
+            "monitor_id": monitor.id,
+            "kind": check.kind,
+            "exit_code": check.exit_code,
+            "received_at": now,
+            "body": check.body,
+        },
     )
     if monitor.state != "Enabled":  # Paused: recorded, nothing else
-        conn.execute(monitors.update_statement(monitor.id, now, last_check_in_at=now))
+        paused = {"monitor_id": monitor.id, "updated_at": now, "last_check_in_at": now}
+        conn.execute(monitors.CHECKED_IN, paused)
         return None
     definition = monitor.definition
     watch = watch_of(
@@ -118,15 +123,16 @@ def record(
     verdict = checked_in(watch, check.kind, now, following, message)
     after = verdict.watch
     conn.execute(
-        monitors.update_statement(
-            monitor.id,
-            now,
-            status=after.status,
-            expected_at=after.expected_at,
-            started_at=after.started_at,
-            last_check_in_at=now,
-            due_at=verdict.due_at,
-        )
+        monitors.CHECKED_IN,
+        {
+            "monitor_id": monitor.id,
+            "updated_at": now,
+            "status": after.status,
+            "expected_at": after.expected_at,
+            "started_at": after.started_at,
+            "last_check_in_at": now,
+            "due_at": verdict.due_at,
+        },
     )
     if verdict.event is not None:
         change = monitor_events.MonitorChange(
@@ -145,5 +151,5 @@ def record(
         )
         rows = monitor_events.rows_of([change], now)
         if rows:
-            conn.execute(monitor_events.statement(), rows)
+            conn.execute(monitor_events.INSERT, rows)
     return None

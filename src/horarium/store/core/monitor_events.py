@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Insert, insert
+from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.model.datetimes import format_instant
@@ -78,13 +78,12 @@ def rows_of(changes: list[MonitorChange], at: datetime) -> list[dict[str, Any]]:
     return [row(c, at) for c in changes if notifies(c)]
 
 
-def statement() -> Insert:
-    """The insert the rows of `rows_of` go through (executed with them as its parameters)."""
-    return insert(notifications)
+# The insert the rows of `rows_of` go through (executed with them as its parameters).
+INSERT = insert(notifications)
 
 
 async def write(conn: AsyncConnection, changes: list[MonitorChange], at: datetime) -> None:
     """The rows of the changes the collection notifies, in `conn`'s transaction."""
     rows = rows_of(changes, at)
     if rows:
-        await conn.execute(statement(), rows)
+        await conn.execute(INSERT, rows)
