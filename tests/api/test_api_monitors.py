@@ -259,6 +259,28 @@ def test_unknown_tokens_and_bad_signals(server: ServerProcess) -> None:
     assert _ping(server, "/ping/abc", "DELETE").status_code == 405
 
 
+def test_answers_carry_azure_request_ids(api: Api, server: ServerProcess) -> None:
+    """Every answer (a check-in, a refusal, a management read) has its own x-ms-request-id, the
+    caller's correlation id (else the request id) and its client id, cut to 200 characters."""
+    collection = api.new_collection()
+    ping = _ping_path(_created(api, collection, "ids", recurrence={"frequency": "Hour"}))
+    ids = {"x-ms-correlation-request-id": "corr-1", "x-ms-client-request-id": "c" * 300}
+    answers = [
+        _ping(server, ping, "POST", headers=ids),
+        _ping(server, "/ping/" + "A" * 43, headers=ids),
+        api.get(_monitor_path(api, collection, "ids")),
+    ]
+    assert [a.status_code for a in answers] == [200, 404, 200]
+    request_ids = {a.headers["x-ms-request-id"] for a in answers}
+    assert len(request_ids) == 3
+    for answer in answers[:2]:
+        assert answer.headers["x-ms-correlation-request-id"] == "corr-1"
+        assert answer.headers["x-ms-client-request-id"] == "c" * 200
+    plain = answers[2].headers
+    assert plain["x-ms-correlation-request-id"] == plain["x-ms-request-id"]
+    assert "x-ms-client-request-id" not in plain
+
+
 def test_check_ins_are_rate_limited_per_token(api: Api, server: ServerProcess) -> None:
     collection = api.new_collection()
     ping = _ping_path(_created(api, collection, "busy", recurrence={"frequency": "Hour"}))
