@@ -1,6 +1,7 @@
 """Check-in monitors benchmark: 10,000 monitors expecting a check-in every minute, on SQLite.
 
     .venv/bin/python bench/monitors.py [--monitors 10000] [--minutes 1] [--concurrency 16]
+        [--in-process 1000]
 
 1. A SQLite store with `--monitors` monitors in P20Premium collections of 1,000 (every minute,
    grace 5 minutes, Up, each expecting its next check-in at the coming minute), as the API's
@@ -10,12 +11,15 @@
 3. Measured, for `--minutes`: every monitor checks in once a minute, the check-ins spread evenly
    over the minute (`--concurrency` at most in flight), `POST /ping/{token}` with a short body.
    Latency = from sending to the answer, on keep-alive connections (httpx, asyncio). Server CPU
-   = the serve process's CPU time over the window, per check-in (API and engine together: with
-   every check-in on time the engine's look is one index lookup a poll, whatever the number of
-   monitors).
+   = the serve process's CPU time over the window, per check-in (API and engine together: when
+   the minute turns, the engine judges Late every monitor that has not checked in yet — its
+   expected instant passed — and its check-in then makes it Up again).
 4. Then the worst minute for the engine, in this process: every monitor's check-in is overdue at
    once, and `store.runs.monitor_checks.judge_due` turns all of them Late (no notifications):
-   CPU per monitor judged — a bound on the engine's evaluation cost per monitor per minute.
+   CPU per monitor judged — a bound on the engine's evaluation cost per monitor per minute —
+   and the wall-clock time the pass took (the write lock's, which check-ins wait behind).
+5. Last, the check-in's transaction alone, in this process: `--in-process` check-ins through
+   `api.ping_ops` one at a time, then as many 16 at once (CPU of this process, all threads).
 
 Not a test: prints a table.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import inspect
 import secrets
 import tempfile
 import time
@@ -110,13 +115,60 @@ async def check_in(base: str, tokens: list[str], minutes: int, concurrency: int)
     return latencies
 
 
-async def worst_minute(url: str, count: int) -> tuple[float, int]:
-    """CPU seconds of judging every monitor overdue at once, and how many changed."""
+async def in_process(
+    url: str, tokens: list[str], count: int
+) -> list[tuple[int, float, float, float]]:
+    """The check-in's transaction alone (`api.ping_ops`, no HTTP, no engine), `count` check-ins
+    one at a time and then 16 at once: (at once, CPU seconds per check-in, p50 s, p99 s)."""
+    from horarium.api import ping_ops
+    from horarium.model.monitor import CheckInKind
+    from horarium.store.core.db import create_engine
+    from horarium.store.resources.access import Store
+
+    db = create_engine(url)
+    store = Store(db)
+    keys = iter(hashlib.sha256(t.encode()).hexdigest() for t in tokens)
+
+    async def one(key: str) -> None:
+        now = datetime.now(UTC)
+        if hasattr(ping_ops, "CheckIn"):  # one transaction run in one go
+            check = ping_ops.CheckIn(key, CheckInKind.SUCCESS, None, "done", now)
+            await ping_ops.check_in(store.transactor, check)
+        else:  # trees before 2026-11-27 (A/B runs): the async write path
+            kind = CheckInKind.SUCCESS
+            await store.write(lambda c: ping_ops.check_in(c, key, kind, None, "done", now))
+
+    await one(next(keys))  # connections opened, statements compiled
+
+    async def timed(gate: asyncio.Semaphore, latencies: list[float], key: str) -> None:
+        async with gate:
+            sent = time.perf_counter()
+            await one(key)
+            latencies.append(time.perf_counter() - sent)
+
+    found = []
+    for at_once in (1, 16):
+        gate = asyncio.Semaphore(at_once)
+        latencies: list[float] = []
+        before = time.process_time()
+        await asyncio.gather(*(timed(gate, latencies, next(keys)) for _ in range(count)))
+        cpu = (time.process_time() - before) / count
+        found.append((at_once, cpu, percentile(latencies, 0.5), percentile(latencies, 0.99)))
+    if hasattr(store, "close"):
+        await store.close()
+    await db.dispose()
+    return found
+
+
+async def worst_minute(url: str, count: int) -> tuple[float, float, int]:
+    """CPU and wall-clock seconds of judging every monitor overdue at once, and how many
+    changed."""
     from sqlalchemy import update
 
     from horarium.store.core.db import create_engine
     from horarium.store.core.schema import monitors
     from horarium.store.runs.monitor_checks import judge_due
+    from horarium.store.runs.transact import Transactor
 
     db = create_engine(url)
     past = datetime.now(UTC) - timedelta(seconds=30)
@@ -124,12 +176,20 @@ async def worst_minute(url: str, count: int) -> tuple[float, int]:
         await conn.execute(
             update(monitors).values(status="Up", expected_at=past, due_at=past, started_at=None)
         )
+    began = time.perf_counter()
     before = time.process_time()
-    judged = await judge_due(db, datetime.now(UTC))
-    spent = time.process_time() - before
+    if "transactor" in inspect.signature(judge_due).parameters:  # judge_due(transactor, now)
+        transactor = Transactor(db)
+        judged = await judge_due(transactor, datetime.now(UTC))
+        spent = time.process_time() - before
+        await transactor.close()
+    else:
+        judged = await judge_due(db, datetime.now(UTC))  # trees before 2026-11-27 (A/B runs)
+        spent = time.process_time() - before
+    took = time.perf_counter() - began
     await db.dispose()
     assert judged.changed == count, judged
-    return spent, judged.changed
+    return spent, took, judged.changed
 
 
 def main() -> None:
@@ -137,6 +197,7 @@ def main() -> None:
     parser.add_argument("--monitors", type=int, default=10_000)
     parser.add_argument("--minutes", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--in-process", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -158,18 +219,26 @@ def main() -> None:
             server_cpu = (cpu_ticks(api.pid) - ticks) / TICKS
         finally:
             stop(api)
-        spent, changed = asyncio.run(worst_minute(url, args.monitors))
+        spent, took, changed = asyncio.run(worst_minute(url, args.monitors))
+        alone = asyncio.run(in_process(url, tokens, min(args.in_process, len(tokens) // 2 - 1)))
     print(f"load {load()}; {args.monitors} monitors, {len(latencies)} check-ins in {window:.1f} s")
     print(
         "| check-ins | p50 ms | p99 ms | max ms | server CPU µs / check-in |"
-        " worst minute: µs / monitor judged Late |"
+        " worst minute: µs / monitor judged Late | worst minute: s to judge all |"
     )
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     print(
         f"| {len(latencies):,} | {percentile(latencies, 0.5) * 1000:.1f}"
         f" | {percentile(latencies, 0.99) * 1000:.1f} | {max(latencies) * 1000:.1f}"
-        f" | {server_cpu / len(latencies) * 1e6:.0f} | {spent / changed * 1e6:.0f} |"
+        f" | {server_cpu / len(latencies) * 1e6:.0f} | {spent / changed * 1e6:.0f}"
+        f" | {took:.1f} |"
     )
+    print()
+    print("The check-in's transaction alone, in-process (no HTTP, no engine):")
+    print("| at once | CPU µs / check-in | p50 ms | p99 ms |")
+    print("|---:|---:|---:|---:|")
+    for at_once, cpu, p50, p99 in alone:
+        print(f"| {at_once} | {cpu * 1e6:.0f} | {p50 * 1000:.1f} | {p99 * 1000:.1f} |")
 
 
 if __name__ == "__main__":

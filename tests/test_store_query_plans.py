@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event, insert, text
+from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.model.names import CollectionName
@@ -20,6 +21,7 @@ from horarium.store.resources import collections as collections_store
 from horarium.store.resources import monitors as monitors_store
 from horarium.store.runs import monitor_checks
 from horarium.store.runs.store import Runs
+from horarium.store.runs.transact import Transactor
 from horarium.store.runs.vocabulary import Decision, DueJob, FaultJob
 from tests.database_fixtures import db_url as db_url
 from tests.database_fixtures import migrated
@@ -36,18 +38,22 @@ def pg_url() -> Iterator[str]:
 
 
 @contextmanager
-def captured(db: AsyncEngine) -> Iterator[list[Statement]]:
-    """The statements (SQL and parameters, as the driver gets them) run on `db` meanwhile."""
+def captured(db: AsyncEngine, *more: Engine | None) -> Iterator[list[Statement]]:
+    """The statements (SQL and parameters, as the driver gets them) run on `db` (and the
+    blocking engines `more`: a `Transactor`'s on SQLite) meanwhile."""
     seen: list[Statement] = []
 
     def record(_conn: Any, _cursor: Any, sql: str, params: Any, *_rest: Any) -> None:
         seen.append((sql, params))
 
-    event.listen(db.sync_engine, "before_cursor_execute", record)
+    engines = [db.sync_engine, *(e for e in more if e is not None)]
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", record)
     try:
         yield seen
     finally:
-        event.remove(db.sync_engine, "before_cursor_execute", record)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", record)
 
 
 def first_select(seen: list[Statement], where: Callable[[str], bool]) -> Statement:
@@ -259,11 +265,13 @@ async def test_monitor_checks_and_check_ins_read_monitors_by_index(db_url: str) 
     cost does not grow with monitors that are not due."""
     async with migrated(db_url) as db:
         await store_monitors(db, count=3000, due=20)
-        with captured(db) as seen:
+        transactor = Transactor(db)
+        with captured(db, transactor.sync_engine) as seen:
             assert await monitor_checks.next_due(db) is not None
-            judged = await monitor_checks.judge_due(db, NOW)
+            judged = await monitor_checks.judge_due(transactor, NOW)
             async with db.begin() as conn:
                 found = await monitors_store.by_token(conn, f"{7:064x}")
+        await transactor.close()
         assert judged.looked == 20 and found is not None and found.monitor.name == "m7"
         reads = [s for s in seen if s[0].lstrip().upper().startswith("SELECT")]
         assert len(reads) == 3

@@ -179,14 +179,15 @@ def test_bad_names_and_quotas(api: Api) -> None:
     assert sixth.status_code == 409 and error_of(sixth)["code"] == "MonitorCountQuotaExceeded"
 
 
-def test_next_expected_honours_calendars(api: Api) -> None:
+def test_next_expected_honours_calendars(api: Api, server: ServerProcess) -> None:
     collection = api.new_collection()
     calendar = api.put(
         api.collection(collection) + "/calendars/weekdays", {"properties": {"weekends": True}}
     )
     assert calendar.status_code == 201, calendar.text
     recurrence = {"cron": "0 6 * * *", "excludeCalendars": ["weekdays"]}
-    shown = _created(api, collection, "daily", recurrence=recurrence)["properties"]
+    created = _created(api, collection, "daily", recurrence=recurrence)
+    shown = created["properties"]
     listing = api.get(_monitor_path(api, collection, "daily") + "/upcoming", params={"count": 7})
     runs = [e for e in listing.json()["value"] if "skippedByCalendar" not in e]
     skipped = [e for e in listing.json()["value"] if "skippedByCalendar" in e]
@@ -204,6 +205,12 @@ def test_next_expected_honours_calendars(api: Api) -> None:
     assert changed.status_code == 200, changed.text
     moved = _instant(_properties(api, collection, "daily")["nextExpected"])
     assert moved.weekday() == 6 and moved != _instant(shown["nextExpected"])
+    # a check-in's next expected instant honours the calendar too (computed off the writer)
+    assert _ping(server, _ping_path(created)).status_code == 200
+    checked = _properties(api, collection, "daily")
+    expected = _instant(checked["nextExpected"])
+    assert checked["status"] == "Up" and expected.weekday() == 6 and expected.hour == 6
+    assert expected > _instant(checked["lastCheckIn"])
     refused = api.delete(api.collection(collection) + "/calendars/weekdays")
     assert refused.status_code == 409 and "monitor daily" in error_of(refused)["message"]
 
@@ -250,6 +257,28 @@ def test_unknown_tokens_and_bad_signals(server: ServerProcess) -> None:
     assert _ping(server, "/ping/abc/restart").status_code == 404
     assert _ping(server, "/ping/abc/256").status_code == 404
     assert _ping(server, "/ping/abc", "DELETE").status_code == 405
+
+
+def test_answers_carry_azure_request_ids(api: Api, server: ServerProcess) -> None:
+    """Every answer (a check-in, a refusal, a management read) has its own x-ms-request-id, the
+    caller's correlation id (else the request id) and its client id, cut to 200 characters."""
+    collection = api.new_collection()
+    ping = _ping_path(_created(api, collection, "ids", recurrence={"frequency": "Hour"}))
+    ids = {"x-ms-correlation-request-id": "corr-1", "x-ms-client-request-id": "c" * 300}
+    answers = [
+        _ping(server, ping, "POST", headers=ids),
+        _ping(server, "/ping/" + "A" * 43, headers=ids),
+        api.get(_monitor_path(api, collection, "ids")),
+    ]
+    assert [a.status_code for a in answers] == [200, 404, 200]
+    request_ids = {a.headers["x-ms-request-id"] for a in answers}
+    assert len(request_ids) == 3
+    for answer in answers[:2]:
+        assert answer.headers["x-ms-correlation-request-id"] == "corr-1"
+        assert answer.headers["x-ms-client-request-id"] == "c" * 200
+    plain = answers[2].headers
+    assert plain["x-ms-correlation-request-id"] == plain["x-ms-request-id"]
+    assert "x-ms-client-request-id" not in plain
 
 
 def test_check_ins_are_rate_limited_per_token(api: Api, server: ServerProcess) -> None:

@@ -773,3 +773,65 @@ def test_a_calendar_lists_its_days_and_is_edited_with_a_preview_of_its_jobs(
     expect(page.locator("h1")).to_have_text("business")
     created = api.get(api.collection(collection) + "/calendars/business").json()["properties"]
     assert created == {"holidays": {"country": "US", "subdivision": "NY"}, "weekends": True}
+
+
+def test_a_monitor_shows_its_status_history_and_a_new_ping_url_and_a_job_its_deadlines(
+    watched: Watched, server: ServerProcess, target: str, api: Api
+) -> None:
+    import httpx
+    from playwright.sync_api import expect
+
+    page = watched.page
+    collection = api.new_collection()
+    base = api.collection(collection)
+    weekends = {"properties": {"weekends": True}}
+    assert api.put(base + "/calendars/weekends", weekends).status_code == 201
+    recurrence = {"cron": "0 6 * * *", "excludeCalendars": ["weekends"]}
+    made = api.put(base + "/monitors/backup", {"properties": {"recurrence": recurrence}})
+    assert made.status_code == 201, made.text
+    first_url = made.json()["properties"]["pingUrl"]
+    assert httpx.post(first_url + "/start", timeout=30).status_code == 200
+    assert httpx.post(first_url, content=b"42 files copied", timeout=30).status_code == 200
+    deadlines = {"deadlines": {"startWithin": "PT5M", "finishWithin": "01:00:00"}}
+    api.new_job(collection, "nightly", f"{target}/ok", state="Disabled", executionPolicy=deadlines)
+
+    signed_in_at(page, server, api.subscription, f"#/jobs/rg1/{collection}")
+    page.click("#monitors-link")
+    row = page.locator("#monitors-list .monitor-row")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("backup")
+    expect(row.locator(".monitor-status")).to_have_text("Up")
+    expect(row).to_contain_text("cron 0 6 * * *, excluding weekends")
+    row.locator("a").click()
+
+    expect(page.locator("h1")).to_have_text("backup")
+    expect(page.locator("#monitor-summary")).to_contain_text("Up")
+    checkins = page.locator("#monitor-history .checkin-row")
+    expect(checkins).to_have_count(2)
+    expect(checkins.nth(0)).to_contain_text("Success")
+    expect(checkins.nth(0)).to_contain_text("42 files copied")
+    expect(checkins.nth(1)).to_contain_text("Start")
+    upcoming = page.locator("#monitor-upcoming")
+    expect(upcoming.locator(".calendar-skipped").first).to_contain_text("excluded by weekends")
+
+    # a new ping URL, behind a confirmation; the old one stops working
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click("#ping-regenerate")
+    page.click("#confirm-ok")
+    field = page.locator("#ping-url")
+    expect(field).to_have_value(re.compile(re.escape(server.base_url) + "/ping/.{40,}"))
+    new_url = field.input_value()
+    page.click("#ping-copy")
+    expect(page.locator("#ping-copied")).to_have_text("Copied.")
+    assert page.evaluate("navigator.clipboard.readText()") == new_url
+    assert httpx.get(first_url, timeout=30).status_code == 404
+    assert httpx.get(new_url + "/fail", timeout=30).status_code == 200
+    page.click("#checkins-refresh")
+    expect(checkins).to_have_count(3)
+    expect(checkins.nth(0)).to_contain_text("Fail")
+    expect(page.locator("#monitor-summary")).to_contain_text("Down")
+
+    page.goto(server.url(f"/ui/#/job/rg1/{collection}/nightly"))
+    expect(page.locator("#job-summary dl.summary")).to_contain_text(
+        "Start within: 00:05:00 · Finish within: 01:00:00"
+    )

@@ -4,7 +4,6 @@ case-insensitive paths and request ids."""
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Collection
 from contextlib import AbstractAsyncContextManager
 from importlib import metadata
@@ -21,6 +20,7 @@ from horarium.api.audit import Audit
 from horarium.api.authentication import Authentication, Authenticator
 from horarium.api.hosts import LOOPBACK_NAMES, HostCheck
 from horarium.api.monitor_ops import PING_PATH
+from horarium.api.request_ids import RequestIds
 from horarium.api.request_metrics import RequestMetrics
 from horarium.api.routes import router
 from horarium.api.unavailable import Unavailable
@@ -193,20 +193,7 @@ def create_api(
         public_prefixes=(PING_PATH,),
     )
     app.add_middleware(Unavailable)
-
-    @app.middleware("http")
-    async def request_ids(request: Request, call_next: Callable[..., Any]) -> Response:
-        response: Response = await call_next(request)
-        request_id = str(uuid.uuid4())
-        response.headers["x-ms-request-id"] = request_id
-        response.headers["x-ms-correlation-request-id"] = request.headers.get(
-            "x-ms-correlation-request-id", request_id
-        )
-        client_id = request.headers.get("x-ms-client-request-id")
-        if client_id:
-            response.headers["x-ms-client-request-id"] = client_id[:200]
-        return response
-
+    app.add_middleware(RequestIds)
     app.add_middleware(Audit)
     routers = (router, dashboard_routes.router, monitor_routes.router, ping_routes.router)
     app.add_middleware(RequestMetrics, routers=(*routers, probes.router))

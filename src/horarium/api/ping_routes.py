@@ -69,8 +69,8 @@ async def _ping(request: Request, token: str, kind: CheckInKind, code: int | Non
         refusal.headers["Retry-After"] = str(wait)
         return refusal
     body = await _text(request)
-    now = datetime.now(UTC)
-    await routes._store(request).write(lambda c: ping_ops.check_in(c, key, kind, code, body, now))
+    check = ping_ops.CheckIn(key, kind, code, body, datetime.now(UTC))
+    await ping_ops.check_in(routes._store(request).transactor, check)
     return Response("OK\n", media_type="text/plain")
 
 

@@ -92,7 +92,7 @@ class Scheduler:
             self.notifier.run_forever(), name="horarium-notifications"
         )
         self._monitors = asyncio.create_task(
-            watch_monitors_forever(self.db, self.clock, self._poll_interval),
+            watch_monitors_forever(self.db, self.runs.transactor, self.clock, self._poll_interval),
             name="horarium-monitors",
         )
         self._deadlines = asyncio.create_task(

@@ -114,6 +114,9 @@ def create_app(
                 await authenticator.close()
             await cancel_and_wait(watching)
             offload.shut_down()
+            store = getattr(app.state, "store", None)
+            if store is not None:
+                await store.close()
             await db.dispose()
 
     return create_api(

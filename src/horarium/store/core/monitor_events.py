@@ -73,8 +73,17 @@ def _instant(value: datetime | None) -> str | None:
     return format_instant(value) if value is not None else None
 
 
+def rows_of(changes: list[MonitorChange], at: datetime) -> list[dict[str, Any]]:
+    """The outbox rows of the changes the collection notifies (none: nothing to insert)."""
+    return [row(c, at) for c in changes if notifies(c)]
+
+
+# The insert the rows of `rows_of` go through (executed with them as its parameters).
+INSERT = insert(notifications)
+
+
 async def write(conn: AsyncConnection, changes: list[MonitorChange], at: datetime) -> None:
     """The rows of the changes the collection notifies, in `conn`'s transaction."""
-    rows = [row(c, at) for c in changes if notifies(c)]
+    rows = rows_of(changes, at)
     if rows:
-        await conn.execute(insert(notifications), rows)
+        await conn.execute(INSERT, rows)

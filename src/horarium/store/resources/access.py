@@ -1,7 +1,9 @@
 """Transactions for the management API.
 
 Writes go through `store.core.db.write_transaction` (on SQLite: `BEGIN IMMEDIATE` under the
-process's one write lock, shared with the engine). On PostgreSQL the API locks the collection
+process's one write lock, shared with the engine); a hot write written as one blocking function
+(a check-in) goes through the `transactor` instead (`store.runs.transact`: on SQLite one hop to
+a writer thread, under the same lock). On PostgreSQL the API locks the collection
 row it writes under. A write that lost a race (a unique key, a deadlock) is retried from the
 start.
 A write that may make work due sooner passes `wake`: on PostgreSQL the transaction also
@@ -19,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from horarium.store.core import wakeups
 from horarium.store.core.db import write_transaction
+from horarium.store.runs.transact import Transactor
 
 T = TypeVar("T")
 
@@ -28,6 +31,13 @@ _RETRYABLE_PG_CODES = {"40001", "40P01"}  # serialization failure, deadlock
 class Store:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        # For a hot write done as one blocking function (a check-in: `api.ping_ops`); its
+        # thread and SQLite connection open on first use.
+        self.transactor = Transactor(engine)
+
+    async def close(self) -> None:
+        """Close what the transactor opened (the engine itself is the caller's)."""
+        await self.transactor.close()
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:

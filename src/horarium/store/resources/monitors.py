@@ -1,7 +1,11 @@
 """The management API's SQL for check-in monitors and their check-ins (`schema.monitors`,
 `schema.monitor_check_ins`). A monitor's ping token is found by its SHA-256 (a unique index): the
 token itself is never stored. The check-in's own transaction locks the monitor's row, so that it
-and the engine's periodic look (`store.runs.monitor_checks`) change a status one at a time."""
+and the engine's periodic look (`store.runs.monitor_checks`) change a status one at a time.
+
+A check-in runs as one blocking function on the store's writer (`api.ping_ops`); its
+statements (`by_token_statement`, `CHECK_IN`, `CHECKED_IN`) are built here once and bound per
+check-in, by either kind of connection."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Select, Update, bindparam, delete, func, insert, select, update
+from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.store.core.schema import job_collections, monitor_check_ins, monitors
@@ -116,8 +121,12 @@ async def insert_one(
     )
 
 
+def update_statement(monitor_id: int, now: datetime, **values: Any) -> Update:
+    return update(monitors).where(_m.id == monitor_id).values(updated_at=now, **values)
+
+
 async def update_one(conn: AsyncConnection, monitor_id: int, now: datetime, **values: Any) -> None:
-    await conn.execute(update(monitors).where(_m.id == monitor_id).values(updated_at=now, **values))
+    await conn.execute(update_statement(monitor_id, now, **values))
 
 
 async def delete_one(conn: AsyncConnection, monitor_id: int) -> None:
@@ -138,23 +147,30 @@ class Pinged:
     notify_events: int
 
 
-async def by_token(conn: AsyncConnection, token_sha256: str) -> Pinged | None:
-    """The monitor whose token has this digest, its row locked (PostgreSQL) for the check-in's
-    transaction; one index lookup whether or not there is one."""
-    query = (
-        select(
-            *_COLUMNS,
-            job_collections.c.subscription_id,
-            job_collections.c.resource_group,
-            job_collections.c.name.label("collection"),
-            job_collections.c.notify_events,
-        )
-        .join(job_collections, job_collections.c.id == _m.collection_id)
-        .where(_m.token_sha256 == token_sha256)
+_BY_TOKEN = (
+    select(
+        *_COLUMNS,
+        job_collections.c.subscription_id,
+        job_collections.c.resource_group,
+        job_collections.c.name.label("collection"),
+        job_collections.c.notify_events,
     )
-    if conn.dialect.name != "sqlite":
-        query = query.with_for_update(of=monitors)
-    row = (await conn.execute(query)).first()
+    .join(job_collections, job_collections.c.id == _m.collection_id)
+    .where(_m.token_sha256 == bindparam("token_sha256"))
+)
+_BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update(of=monitors)
+
+
+def by_token_statement(dialect: str) -> Select[Any]:
+    """The monitor whose token has the digest bound as `token_sha256`, with its collection's
+    names and notified events; its row locked (PostgreSQL) for the check-in's transaction. One
+    index lookup whether or not there is one. Built once: building and keying a statement
+    costs more than running it."""
+    return _BY_TOKEN if dialect == "sqlite" else _BY_TOKEN_LOCKED
+
+
+def pinged(row: Row[Any] | None) -> Pinged | None:
+    """The `Pinged` of a row `by_token_statement` found (None: no monitor has the token)."""
     if row is None:
         return None
     return Pinged(
@@ -162,20 +178,17 @@ async def by_token(conn: AsyncConnection, token_sha256: str) -> Pinged | None:
     )
 
 
-async def add_check_in(
-    conn: AsyncConnection,
-    monitor_id: int,
-    *,
-    kind: str,
-    exit_code: int | None,
-    at: datetime,
-    body: str,
-) -> None:
-    await conn.execute(
-        insert(monitor_check_ins).values(
-            monitor_id=monitor_id, kind=kind, exit_code=exit_code, received_at=at, body=body
-        )
-    )
+async def by_token(conn: AsyncConnection, token_sha256: str) -> Pinged | None:
+    """The monitor whose token has this digest (`by_token_statement`)."""
+    query = by_token_statement(conn.dialect.name)
+    return pinged((await conn.execute(query, {"token_sha256": token_sha256})).first())
+
+
+# A check-in's insert, bound with monitor_id, kind, exit_code, received_at and body.
+CHECK_IN = insert(monitor_check_ins)
+
+# A check-in's update of its monitor, bound with monitor_id, updated_at and the columns it sets.
+CHECKED_IN = update(monitors).where(_m.id == bindparam("monitor_id"))
 
 
 @dataclass(frozen=True)

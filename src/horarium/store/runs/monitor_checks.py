@@ -1,7 +1,8 @@
 """The engine's side of check-in monitors: monitors whose `due_at` has come (an expected
 check-in overdue, its grace over, a run past `maxRuntime`) are judged
 (`model.monitor_status.judge`), their status written and their notification put in the outbox in
-the same transaction.
+the same transaction, a batch of them a transaction run in one go on the store's writer
+(`store.runs.transact`).
 
 Any process of a cluster may do it, and one decides each change: on PostgreSQL the due rows are
 chosen `FOR UPDATE SKIP LOCKED` (a check-in's transaction locks its monitor's row too), and the
@@ -10,19 +11,21 @@ notified, once — also when a node stops between two passes."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import bindparam, func, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.model.monitor import grace_of, max_runtime_of
 from horarium.model.monitor_status import Watch, judge
 from horarium.model.names import CollectionName
 from horarium.store.core import monitor_events
-from horarium.store.core.db import write_transaction
 from horarium.store.core.schema import job_collections, monitors
+from horarium.store.runs.transact import Transactor
 
 BATCH = 200  # monitors judged per transaction
 
@@ -44,43 +47,54 @@ class Judged:
     changed: int = 0
 
 
-async def judge_due(db: AsyncEngine, now: datetime) -> Judged:
-    """Judge every Enabled monitor due by `now`."""
+async def judge_due(transactor: Transactor, now: datetime) -> Judged:
+    """Judge every Enabled monitor due by `now`, `BATCH` a transaction, each transaction one
+    function on the store's writer (`store.runs.transact`: on SQLite one hop per batch)."""
     looked = changed = 0
     while True:
-        async with write_transaction(db) as conn:
-            seen, moved = await _judge_batch(conn, now)
+        seen, moved = await transactor.write(
+            functools.partial(_judge_batch, now=now), "judging monitors"
+        )
         looked += seen
         changed += moved
         if seen < BATCH:
             return Judged(looked, changed)
 
 
-async def _judge_batch(conn: AsyncConnection, now: datetime) -> tuple[int, int]:
-    query = (
-        select(
-            _m.id,
-            _m.collection_id,
-            _m.name,
-            _m.definition,
-            _m.status,
-            _m.expected_at,
-            _m.started_at,
-            _m.last_check_in_at,
-            _m.due_at,
-            job_collections.c.subscription_id,
-            job_collections.c.resource_group,
-            job_collections.c.name.label("collection"),
-            job_collections.c.notify_events,
-        )
-        .join(job_collections, job_collections.c.id == _m.collection_id)
-        .where(_m.due_at <= now, _m.state == "Enabled")
-        .order_by(_m.due_at)
-        .limit(BATCH)
+_DUE = (
+    select(
+        _m.id,
+        _m.collection_id,
+        _m.name,
+        _m.definition,
+        _m.status,
+        _m.expected_at,
+        _m.started_at,
+        _m.last_check_in_at,
+        _m.due_at,
+        job_collections.c.subscription_id,
+        job_collections.c.resource_group,
+        job_collections.c.name.label("collection"),
+        job_collections.c.notify_events,
     )
-    if conn.dialect.name != "sqlite":
-        query = query.with_for_update(skip_locked=True, of=monitors)
-    rows = (await conn.execute(query)).all()
+    .join(job_collections, job_collections.c.id == _m.collection_id)
+    .where(_m.due_at <= bindparam("now"), _m.state == "Enabled")
+    .order_by(_m.due_at)
+    .limit(BATCH)
+)
+_DUE_LOCKED = _DUE.with_for_update(skip_locked=True, of=monitors)
+
+# The status written if the monitor is still as it was read (one process decides each change).
+_JUDGED = update(monitors).where(
+    _m.id == bindparam("monitor_id"),
+    _m.status == bindparam("was_status"),
+    _m.due_at == bindparam("was_due_at"),
+)
+
+
+def _judge_batch(conn: Connection, now: datetime) -> tuple[int, int]:
+    query = _DUE if conn.dialect.name == "sqlite" else _DUE_LOCKED
+    rows = conn.execute(query, {"now": now}).all()
     changes: list[monitor_events.MonitorChange] = []
     for row in rows:
         watch = Watch(
@@ -91,15 +105,22 @@ async def _judge_batch(conn: AsyncConnection, now: datetime) -> tuple[int, int]:
             max_runtime=max_runtime_of(row.definition),
         )
         verdict = judge(watch, now)
-        done = await conn.execute(
-            update(monitors)
-            .where(_m.id == row.id, _m.status == row.status, _m.due_at == row.due_at)
-            .values(status=verdict.watch.status, due_at=verdict.due_at)
+        done = conn.execute(
+            _JUDGED,
+            {
+                "monitor_id": row.id,
+                "was_status": row.status,
+                "was_due_at": row.due_at,
+                "status": verdict.watch.status,
+                "due_at": verdict.due_at,
+            },
         )
         if done.rowcount != 1 or verdict.event is None:
             continue
         changes.append(_change(row, verdict.event, verdict.watch.status, verdict.reason))
-    await monitor_events.write(conn, changes, now)
+    notified = monitor_events.rows_of(changes, now)
+    if notified:
+        conn.execute(monitor_events.INSERT, notified)
     return len(rows), len(changes)
 
 

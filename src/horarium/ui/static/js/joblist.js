@@ -5,6 +5,7 @@
 import { call, eachLimited, listAll, paths } from "./api.js";
 import { bulkBar } from "./bulk.js";
 import { calendarsCard } from "./calendars.js";
+import { monitorsLink } from "./monitors.js";
 import { add, badge, h, heading, pager, table } from "./dom.js";
 import { outcomeStrip, statusOf } from "./outcomes.js";
 import { inZone, parseTime, pauseText, relative, utc, wallClock } from "./format.js";
@@ -216,6 +217,7 @@ export async function jobsPage(view, [group, collection]) {
       badge(info.properties?.state),
       h("span", { class: "muted" }, info.properties?.sku?.name ?? ""),
       h("a", { class: "button", id: "timeline-link", href: `#/timeline/${encodeURIComponent(group)}/${encodeURIComponent(collection)}` }, "Timeline"),
+      h("a", { class: "button", id: "monitors-link", href: monitorsLink(group, collection) }, "Monitors"),
       h("a", { class: "button primary", id: "new-job", href: `#/new/${encodeURIComponent(group)}/${encodeURIComponent(collection)}` }, "New job")),
     pauseNote(info.properties?.pause, "collection-pause", "None of its jobs runs until then."),
     attention,

@@ -9,6 +9,7 @@ import { failuresPage } from "./failures.js";
 import { jobFormPage } from "./jobform.js";
 import { jobPage } from "./job.js";
 import { jobsPage } from "./joblist.js";
+import { monitorPage, monitorsPage } from "./monitors.js";
 import { signInPage } from "./signin.js";
 import { timelinePage } from "./timeline.js";
 
@@ -24,6 +25,8 @@ const ROUTES = [
   [/^#\/calendar-edit\/([^/]+)\/([^/]+)\/([^/]+)$/, calendarFormPage, "collections"],
   [/^#\/new\/([^/]+)\/([^/]+)$/, jobFormPage, "collections"],
   [/^#\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, jobFormPage, "collections"],
+  [/^#\/monitors\/([^/]+)\/([^/]+)$/, monitorsPage, "collections"],
+  [/^#\/monitor\/([^/]+)\/([^/]+)\/([^/]+)$/, monitorPage, "collections"],
   [/^#\/failures$/, failuresPage, "failures"],
   [/^#\/engine$/, enginePage, "engine"],
 ];
