@@ -118,7 +118,7 @@ def _node_row_json(row: NodeRow, now: Any) -> dict[str, Any]:
         "schemaRevision": row.schema_revision,
         "clockOffsetSeconds": _seconds(row.clock_offset),
         "started": datetimes.format_instant(row.started),
-        "lastBeatAgeSeconds": _seconds((now - row.last_beat).total_seconds()),
+        "lastBeatAgeSeconds": _seconds(max(0.0, (now - row.last_beat).total_seconds())),
     }
 
 

@@ -128,7 +128,7 @@ class Readiness:
             roles=self._roles,
             database_reachable=reachable,
             listening=engine.listening if engine is not None else None,
-            heartbeat_age=(now - mine[0].last_beat).total_seconds() if mine else None,
+            heartbeat_age=_age(now, mine[0].last_beat) if mine else None,
             leases_held=leases,
             live_nodes=None
             if seen is None
@@ -202,3 +202,9 @@ def _sqlite_writable(database: str | None) -> list[Problem]:
     if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
         return [Problem("DatabaseCannotWrite", "The database file or its folder is read-only.")]
     return []
+
+
+def _age(now: datetime, then: datetime) -> float:
+    """Seconds since `then`, never negative: `now` carries the estimated clock offset, whose
+    error of a few milliseconds could put a beat just written in the future."""
+    return max(0.0, (now - then).total_seconds())
