@@ -759,6 +759,8 @@ def test_a_calendar_lists_its_days_and_is_edited_with_a_preview_of_its_jobs(
     expect(page.locator("#excluded-days tbody tr")).to_have_count(3)
 
     page.goto(server.url(f"/ui/#/jobs/rg1/{collection}"))
+    expect(page.locator("h1")).to_have_text(collection)  # the collection's page, loaded
+    expect(page.locator("#calendars")).to_contain_text("closures")
     page.click("#calendar-new")
     expect(page.locator("h1")).to_have_text("New calendar")
     page.fill("#calendar-name", "business")
