@@ -77,18 +77,27 @@ def test_each_deadline_event_is_raised_once_across_nodes_and_a_failover(
             "secret": "cluster-secret-0123",
         }
         make_collection(nodes.http, notifications=[hook])
-        nodes.start_workers()
         base = receiver.base_url
+        # A one-time job whose start time has passed is due at once, when it is written: with
+        # no engine running yet, these pass their startWithin before any node can start them.
+        late = {
+            f"late{i}": _job(
+                f"{base}/late/{i}", datetime.now(UTC) - timedelta(seconds=30), startWithin="PT1S"
+            )
+            for i in range(JOBS)
+        }
+        put_jobs(nodes.http, late)
+        written = datetime.now(UTC)
+        wait_until(
+            lambda: datetime.now(UTC) > written + timedelta(seconds=1.5),
+            "the late jobs to pass their startWithin",
+        )
+        nodes.start_workers()
         now = datetime.now(UTC)
         hanging = {
             f"hang{i}": _job(f"{base}/hang/{i}", now, finishWithin="00:00:01") for i in range(JOBS)
         }
-        # Found 30 s late: run at once (the latest missed execution), past their startWithin.
-        late = {
-            f"late{i}": _job(f"{base}/late/{i}", now - timedelta(seconds=30), startWithin="PT1S")
-            for i in range(JOBS)
-        }
-        put_jobs(nodes.http, {**hanging, **late})
+        put_jobs(nodes.http, hanging)
         wait_until(lambda: _count(receiver, "ExecutionOverran") == JOBS, "every overrun")
         wait_until(lambda: _count(receiver, "ExecutionLate") == JOBS, "every late start")
 
