@@ -19,6 +19,7 @@ _DRIVER_OUTAGES = (
     asyncpg.AdminShutdownError,  # shutting down
     asyncpg.CrashShutdownError,
     asyncpg.QueryCanceledError,  # ran past statement_timeout (--database-timeout): too slow now
+    asyncpg.TooManyConnectionsError,  # no connection to give now (max_connections, a limit)
 )
 _NETWORK = (ConnectionError, TimeoutError, socket.gaierror)
 # SQLite's primary result codes for a database that cannot be written now: its disk is full,
