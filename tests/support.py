@@ -154,7 +154,7 @@ def fresh_pg_database(template: str | None = None) -> Iterator[str]:
         admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def hour_with_room(room: timedelta = timedelta(minutes=2)) -> datetime:
+def hour_with_room(room: timedelta = timedelta(minutes=1)) -> datetime:
     """The start of the current hour (UTC), once at least `room` of it is left: a test that
     places executions around "this hour" would otherwise see the next hour's fall due while it
     runs. Waits for the next hour when it is closer than that."""
