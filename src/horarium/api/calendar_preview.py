@@ -21,27 +21,28 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from horarium.api.calendar_ops import require as require_calendar
 from horarium.api.collection_ops import require as require_collection
-from horarium.api.collection_upcoming import TIMING_KEYS
+from horarium.api.collection_upcoming import (
+    TIMING_KEYS,
+    collection_hold,
+    job_timing,
+    read_window,
+)
 from horarium.api.offload import evaluate
-from horarium.api.windows import Hold, JobTiming, window
+from horarium.api.windows import JobTiming, window
 from horarium.model import datetimes
 from horarium.model.calendar import check_calendar_name, parse_calendar
-from horarium.model.enums import FINAL_JOB_STATES, CollectionState
 from horarium.model.errors import BadRequest
 from horarium.model.keys import lookup
 from horarium.model.names import CollectionName
-from horarium.model.pause import PAUSE, until_of
 from horarium.recurrence import (
     RESOLVED,
     RecurrenceError,
     excluded_days,
     exclusion_names,
-    parse_instant,
 )
 from horarium.recurrence.calendar_days import MAX_DAYS
 from horarium.recurrence.zones import UTC_ZONE, find_zone
 from horarium.store.resources import calendars, jobs
-from horarium.store.resources.collections import CollectionRecord
 from horarium.store.resources.jobs import JobRecord
 
 DEFAULT_DAYS = 92  # excludedDates without `to`
@@ -82,16 +83,7 @@ def read_preview_window(
 ) -> tuple[datetime, datetime]:
     """`from` (default now) and `to` (exclusive, default 31 days later), at most 92 days
     apart: ISO 8601, UTC without an offset."""
-    first = _instant(start, "from") if start is not None else now
-    last = _instant(end, "to") if end is not None else first + DEFAULT_PREVIEW
-    if last <= first:
-        raise BadRequest(f"to: {_text(last)} is not after from ({_text(first)})")
-    if last - first > MAX_PREVIEW:
-        raise BadRequest(
-            f"to: the window from {_text(first)} to {_text(last)} is longer than"
-            f" {MAX_PREVIEW.days} days, the most one request lists"
-        )
-    return first, last
+    return read_window(start, end, now, DEFAULT_PREVIEW, MAX_PREVIEW)
 
 
 async def excluded_dates(
@@ -130,7 +122,7 @@ async def preview(
     existing = await calendars.get(conn, collection.id, calendar_name)
     known = existing.name if existing is not None else calendar_name
     users = [j for j in await jobs.all_of(conn, collection.id) if _lists(j, calendar_name)]
-    hold = _collection_hold(collection)
+    hold = collection_hold(collection)
     costly = bool(users)
     after = [_timing(j, known, properties) for j in users]
     before = [_timing(j, None, None) for j in users]
@@ -184,28 +176,15 @@ def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _timing(job: JobRecord, known: str | None, properties: dict[str, Any] | None) -> JobTiming:
+    """`job`'s timing, the calendar `known` read as `properties` when both are given."""
+    if known is None or properties is None:
+        return job_timing(job)
     definition = {k: job.definition[k] for k in TIMING_KEYS if k in job.definition}
-    if known is not None and properties is not None:
-        resolved = {
-            k: v for k, v in (definition.get(RESOLVED) or {}).items() if k.lower() != known.lower()
-        }
-        definition[RESOLVED] = {**resolved, known: properties}
-    return JobTiming(
-        name=job.name,
-        definition=definition,
-        state=job.state,
-        schedule_set_at=job.schedule_set_at,
-        due=job.next_execution_at,
-        next_repeat=job.next_repeat,
-        final=job.state in FINAL_JOB_STATES,
-        paused_until=until_of(job.definition.get(PAUSE)),
-    )
-
-
-def _collection_hold(collection: CollectionRecord) -> Hold | None:
-    if collection.state == CollectionState.ENABLED:
-        return None
-    return Hold("collection", collection.state, until_of(collection.document.get(PAUSE)))
+    resolved = {
+        k: v for k, v in (definition.get(RESOLVED) or {}).items() if k.lower() != known.lower()
+    }
+    definition[RESOLVED] = {**resolved, known: properties}
+    return job_timing(job, definition)
 
 
 def _lists(job: JobRecord, calendar: str) -> bool:
@@ -229,13 +208,6 @@ def _date(value: str, field: str) -> date:
     if not FIRST_DAY <= day < LAST_DAY:
         raise BadRequest(f"{field}: {day.isoformat()} is outside 1900-01-01..9000-01-01")
     return day
-
-
-def _instant(value: str, field: str) -> datetime:
-    try:
-        return parse_instant(value)
-    except RecurrenceError as e:
-        raise BadRequest(f"{field}: {e.rule}") from None
 
 
 def _text(instant: datetime) -> str:

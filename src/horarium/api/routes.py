@@ -404,6 +404,9 @@ async def list_history(
 # -- beyond Azure: upcoming executions --------------------------------------------------------
 
 Count = Annotated[int, Query(ge=1, le=1000, description="How many executions, 1..1000.")]
+WindowStart = Annotated[  # `from` of the windows the timeline and the calendar preview list
+    str | None, Query(alias="from", description="ISO 8601 (UTC without an offset); default: now.")
+]
 
 
 @router.get(
@@ -452,10 +455,7 @@ async def post_upcoming(
 async def get_collection_upcoming(
     request: Request,
     name: Collection,
-    start: Annotated[
-        str | None,
-        Query(alias="from", description="ISO 8601 (UTC without an offset); default: now."),
-    ] = None,
+    start: WindowStart = None,
     end: Annotated[
         str | None,
         Query(alias="to", description="Exclusive; default: 24 hours after from; at most 7 days."),
@@ -585,10 +585,7 @@ async def post_calendar_upcoming(
     request: Request,
     name: Collection,
     calendarName: CalendarPart,
-    start: Annotated[
-        str | None,
-        Query(alias="from", description="ISO 8601 (UTC without an offset); default: now."),
-    ] = None,
+    start: WindowStart = None,
     end: Annotated[
         str | None,
         Query(alias="to", description="Exclusive; default: 31 days after from; at most 92 days."),

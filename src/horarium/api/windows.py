@@ -169,14 +169,14 @@ def _runs(
         at = (last.instant or last.scheduled[-1]) + timedelta(microseconds=1)
 
 
-def check_window(start: datetime, end: datetime) -> None:
-    """400 naming the field when the window is empty or longer than MAX_WINDOW."""
+def check_window(start: datetime, end: datetime, longest: timedelta = MAX_WINDOW) -> None:
+    """400 naming the field when the window is empty or longer than `longest`."""
     if end <= start:
         raise BadRequest(f"to: {_text(end)} is not after from ({_text(start)})")
-    if end - start > MAX_WINDOW:
+    if end - start > longest:
         raise BadRequest(
             f"to: the window from {_text(start)} to {_text(end)} is longer than"
-            f" {MAX_WINDOW.days} days, the most one request lists"
+            f" {longest.days} days, the most one request lists"
         )
 
 
