@@ -15,8 +15,6 @@ from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword
 
 from horarium.actions import channels
 from horarium.actions.mail import Mailer, parse_smtp_url, smtp_warnings
@@ -24,7 +22,7 @@ from horarium.actions.outbound import OutboundPolicy
 from horarium.model.errors import BadRequest
 from horarium.model.notifications import keep_secrets, parse_notifications, shown
 from tests.channel_schemas import check
-from tests.support import free_port
+from tests.smtp_server import Inbox, smtp_server
 
 PUBLIC = "https://horarium.example.test/base"
 ARM = "/subscriptions/s1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc"
@@ -179,36 +177,10 @@ def test_smtp_url_is_checked_without_showing_its_password() -> None:
 # -- a real SMTP server ---------------------------------------------------------------------------
 
 
-class Inbox:
-    """aiosmtpd's handler: keeps each message's envelope."""
-
-    def __init__(self) -> None:
-        self.envelopes: list[Envelope] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Envelope) -> str:
-        self.envelopes.append(envelope)
-        return "250 OK"
-
-
-def _authenticate(server: Any, session: Any, envelope: Any, mechanism: str, auth: Any) -> Any:
-    ok = isinstance(auth, LoginPassword) and (auth.login, auth.password) == (b"ops", b"pw!")
-    return AuthResult(success=ok, handled=False)
-
-
 @pytest.fixture(scope="module")
 def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox = Inbox()
-    port = free_port()
-    controller = Controller(
-        inbox,
-        hostname="127.0.0.1",
-        port=port,
-        authenticator=_authenticate,
-        auth_require_tls=False,  # on loopback only: the mailer sends no password in clear else
-    )
-    controller.start()
-    yield inbox, port
-    controller.stop()
+    with smtp_server("ops", "pw!") as found:
+        yield found
 
 
 def test_the_mailer_logs_in_and_sends_one_message(smtp: tuple[Inbox, int]) -> None:

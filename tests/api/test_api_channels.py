@@ -12,21 +12,20 @@ import json
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from email import message_from_bytes, policy
 from email.message import EmailMessage
 from typing import Any
 
 import httpx
 import pytest
-from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword
 
 from tests import http_receiver
 from tests.api.api_client import Api, http_job
 from tests.api.test_api_notifications import _stored_documents
 from tests.channel_schemas import check
+from tests.server_fixtures import api as api
 from tests.server_process import DATABASES, ServerProcess, serving
-from tests.support import free_port, wait_until
+from tests.smtp_server import Inbox, smtp_server
+from tests.support import wait_until
 
 PUBLIC_URL = "https://horarium.example.test/base"
 SMTP_PASSWORD = "smtp-pw-9c1e"
@@ -37,44 +36,10 @@ MONITOR_EVENTS = ["MonitorDown", "MonitorUp"]
 JOB_EVENTS = ["ExecutionFaulted", "JobRecovered"]
 
 
-class Inbox:
-    """aiosmtpd's handler: each message received, parsed."""
-
-    def __init__(self) -> None:
-        self.envelopes: list[Envelope] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Envelope) -> str:
-        self.envelopes.append(envelope)
-        return "250 OK"
-
-    def messages(self) -> list[tuple[list[str], EmailMessage]]:
-        out = []
-        for envelope in list(self.envelopes):
-            parsed = message_from_bytes(bytes(envelope.content or b""), policy=policy.default)
-            assert isinstance(parsed, EmailMessage)
-            out.append((list(envelope.rcpt_tos), parsed))
-        return out
-
-
-def _authenticate(server: Any, session: Any, envelope: Any, mechanism: str, auth: Any) -> Any:
-    given = (auth.login, auth.password) if isinstance(auth, LoginPassword) else None
-    return AuthResult(success=given == (b"horarium", SMTP_PASSWORD.encode()), handled=False)
-
-
 @pytest.fixture(scope="module")
 def inbox() -> Iterator[tuple[Inbox, int]]:
-    found = Inbox()
-    port = free_port()
-    controller = Controller(
-        found,
-        hostname="127.0.0.1",
-        port=port,
-        authenticator=_authenticate,
-        auth_require_tls=False,  # loopback: the mailer sends a password in clear to no other
-    )
-    controller.start()
-    yield found, port
-    controller.stop()
+    with smtp_server("horarium", SMTP_PASSWORD) as found:
+        yield found
 
 
 def _answer(path: str, seen: int) -> int:
@@ -109,13 +74,6 @@ def server(
         request.param, tmp_path_factory.mktemp(f"channels-{request.param}"), engine=True, env=env
     ) as process:
         yield process
-
-
-@pytest.fixture
-def api(server: ServerProcess) -> Iterator[Api]:
-    client = Api(server)
-    yield client
-    client.http.close()
 
 
 def _channels(receiver: http_receiver.Receiver, tag: str, events: list[str]) -> list[Any]:

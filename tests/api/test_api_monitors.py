@@ -18,6 +18,7 @@ import pytest
 from tests import http_receiver
 from tests.api.api_client import Api, error_of
 from tests.security.key_tools import new_key
+from tests.server_fixtures import api as api
 from tests.server_process import DATABASES, ServerProcess, serving
 from tests.support import wait_until
 
@@ -39,13 +40,6 @@ def server(
         request.param, tmp_path_factory.mktemp(f"monitors-{request.param}"), engine=True, env=env
     ) as process:
         yield process
-
-
-@pytest.fixture
-def api(server: ServerProcess) -> Iterator[Api]:
-    client = Api(server)
-    yield client
-    client.http.close()
 
 
 @pytest.fixture
