@@ -27,6 +27,25 @@ export function policyLine(policy) {
     `Overlap: ${policy.overlap} · Missed: ${policy.missed}${window}${deadlines}`);
 }
 
+/** The columns of an `upcoming` listing (a job's executions, a monitor's expected check-ins):
+ *  UTC, local time, daylight saving (`dst`: an entry's mark) and, when an entry has one, what a
+ *  calendar does: a skipped execution does not run (nor count); a moved one runs at another time. */
+export function whenColumns(found, dst) {
+  const columns = [
+    { title: "UTC", class: "when", cell: (e) => utc(e.executionTime) },
+    { title: "Local time", class: "when", cell: (e) => h("span", { title: `UTC${e.utcOffset}` }, wallClock(e.localTime)) },
+    { title: "DST", class: "marks", cell: dst },
+  ];
+  if (found.some((e) => e.skippedByCalendar || e.movedByCalendar)) {
+    columns.push({ title: "Calendar", class: "marks", cell: (e) => {
+      if (e.skippedByCalendar) return h("span", { class: "calendar-skipped" }, `skipped: excluded by ${e.skippedByCalendar}`);
+      if (e.movedByCalendar) return h("span", { class: "calendar-moved", title: (e.scheduledExecutionTimes ?? []).map(utc).join(", ") }, `moved by ${e.movedByCalendar}`);
+      return "";
+    } });
+  }
+  return columns;
+}
+
 export async function jobPage(view, [group, collection, name]) {
   const path = paths.job(group, collection, name);
   const history = { status: "", offset: 0 };
@@ -110,20 +129,7 @@ export async function jobPage(view, [group, collection, name]) {
     };
     const zone = found[0]?.timeZone ?? "UTC";
     const heldAt = (e) => held !== null && !e.skippedByCalendar && parseTime(e.executionTime) < held.until;
-    const columns = [
-      { title: "#", class: "num", cell: (e) => e.repeatCount ?? "" },
-      { title: "UTC", class: "when", cell: (e) => utc(e.executionTime) },
-      { title: "Local time", class: "when", cell: (e) => h("span", { title: `UTC${e.utcOffset}` }, wallClock(e.localTime)) },
-      { title: "DST", class: "marks", cell: dst },
-    ];
-    // Calendars: a skipped execution does not run (nor count); a moved one runs at another time.
-    if (found.some((e) => e.skippedByCalendar || e.movedByCalendar)) {
-      columns.push({ title: "Calendar", class: "marks", cell: (e) => {
-        if (e.skippedByCalendar) return h("span", { class: "calendar-skipped" }, `skipped: excluded by ${e.skippedByCalendar}`);
-        if (e.movedByCalendar) return h("span", { class: "calendar-moved", title: (e.scheduledExecutionTimes ?? []).map(utc).join(", ") }, `moved by ${e.movedByCalendar}`);
-        return "";
-      } });
-    }
+    const columns = [{ title: "#", class: "num", cell: (e) => e.repeatCount ?? "" }, ...whenColumns(found, dst)];
     // A Disabled or paused job, or one of a collection that is not Enabled, runs none of these
     // before it is enabled (a pause's end enables it).
     if (found.some(heldAt) && Number.isFinite(held.until)) {

@@ -5,6 +5,7 @@ import { call, listAll, paths } from "./api.js";
 import { confirmAction, errorBox, h, heading, pager, replace, table } from "./dom.js";
 import { relative, utc, wallClock } from "./format.js";
 import { jobsLink } from "./collections.js";
+import { whenColumns } from "./job.js";
 
 const enc = encodeURIComponent;
 const shortName = (resource) => resource.name.split("/").at(-1);
@@ -113,18 +114,7 @@ export async function monitorPage(view, [group, collection, name]) {
       if (e.mergedByFallBack) return h("span", { class: "dst" }, "fall back: expected once");
       return e.daylightSavingTime ? h("span", { class: "muted" }, "summer time") : "";
     };
-    const columns = [
-      { title: "UTC", class: "when", cell: (e) => utc(e.executionTime) },
-      { title: "Local time", class: "when", cell: (e) => h("span", { title: `UTC${e.utcOffset}` }, wallClock(e.localTime)) },
-      { title: "DST", class: "marks", cell: dst },
-    ];
-    if (found.some((e) => e.skippedByCalendar || e.movedByCalendar)) {
-      columns.push({ title: "Calendar", class: "marks", cell: (e) => {
-        if (e.skippedByCalendar) return h("span", { class: "calendar-skipped" }, `skipped: excluded by ${e.skippedByCalendar}`);
-        if (e.movedByCalendar) return h("span", { class: "calendar-moved", title: (e.scheduledExecutionTimes ?? []).map(utc).join(", ") }, `moved by ${e.movedByCalendar}`);
-        return "";
-      } });
-    }
+    const columns = whenColumns(found, dst);
     const rowClass = (e) => (e.skippedByCalendar ? "calendar-skipped-row" : null);
     replace(parts.upcoming, h("h2", {}, `Next expected check-ins (${zone})`),
       table(columns, found, { empty: "No check-in is expected any more (the schedule has ended).", compact: true, rowClass }));
