@@ -31,7 +31,7 @@ from horarium.config import Settings
 from horarium.model import datetimes
 from horarium.model.errors import ApiError
 from horarium.observe.exposition import CONTENT_TYPE, Exposition
-from horarium.observe.health import NodeView, Problem, Readiness
+from horarium.observe.health import NodeView, Problem, Readiness, beat_age
 from horarium.store.resources.engine_status import NodeRow
 
 HEALTH = "/healthz"
@@ -118,7 +118,7 @@ def _node_row_json(row: NodeRow, now: Any) -> dict[str, Any]:
         "schemaRevision": row.schema_revision,
         "clockOffsetSeconds": _seconds(row.clock_offset),
         "started": datetimes.format_instant(row.started),
-        "lastBeatAgeSeconds": _seconds(max(0.0, (now - row.last_beat).total_seconds())),
+        "lastBeatAgeSeconds": _seconds(beat_age(now, row.last_beat)),
     }
 
 

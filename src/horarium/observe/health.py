@@ -128,7 +128,7 @@ class Readiness:
             roles=self._roles,
             database_reachable=reachable,
             listening=engine.listening if engine is not None else None,
-            heartbeat_age=_age(now, mine[0].last_beat) if mine else None,
+            heartbeat_age=beat_age(now, mine[0].last_beat) if mine else None,
             leases_held=leases,
             live_nodes=None
             if seen is None
@@ -204,7 +204,7 @@ def _sqlite_writable(database: str | None) -> list[Problem]:
     return []
 
 
-def _age(now: datetime, then: datetime) -> float:
+def beat_age(now: datetime, then: datetime) -> float:
     """Seconds since `then`, never negative: `now` carries the estimated clock offset, whose
     error of a few milliseconds could put a beat just written in the future."""
     return max(0.0, (now - then).total_seconds())
