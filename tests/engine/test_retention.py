@@ -216,3 +216,31 @@ async def test_each_pass_trims_the_jobs_written_to_since_the_last(
     assert len(await store.history(first)) == 1000
     assert len(await store.history(second)) == 1000
     assert (await clean_once(db, clock))["trimmed"] == 0
+
+
+async def test_trimming_writes_only_to_jobs_over_the_limit(
+    store: Store, db: AsyncEngine, clock: FakeClock
+) -> None:
+    """A pass over many jobs with short histories deletes nothing of theirs, so check-ins and
+    claims (which wait for the write lock) do not queue behind it job by job."""
+    trims: list[str] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool):
+        text = statement.lstrip().upper()
+        if text.startswith("DELETE FROM JOB_HISTORY") and "END_TIME" not in text:
+            trims.append(statement)
+
+    quiet = [await store.add(f"q{i}", {"action": http("http://127.0.0.1:9/")}) for i in range(30)]
+    busy = await store.add("busy", {"action": http("http://127.0.0.1:9/")})
+    for job in quiet:
+        await _add_history(db, job, 5, T0)
+    await _add_history(db, busy, 1010, T0)
+    event.listen(db.sync_engine, "before_cursor_execute", capture)
+    try:
+        counts = await clean_once(db, clock)
+    finally:
+        event.remove(db.sync_engine, "before_cursor_execute", capture)
+    assert counts["trimmed"] == 10
+    assert len(trims) == 1  # the busy job's; none for the 30 quiet ones
+    assert len(await store.history(busy)) == 1000
+    assert [len(await store.history(job)) for job in quiet] == [5] * 30

@@ -5,7 +5,9 @@ lock for long.
 
 The per-job trim looks only at jobs with history written since its last pass: `engine_marks`
 keeps the id of the newest entry it has examined, so a restart resumes where it stopped and
-every process of a cluster may run it (trimming twice deletes nothing more)."""
+every process of a cluster may run it (trimming twice deletes nothing more). Which of those
+jobs hold more than they keep is found by reads, without the write lock; only those are written
+to, a few per transaction, so check-ins and claims never wait long behind a pass."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from horarium.store.core.schema import engine_marks, job_history, jobs, monitor_
 from horarium.store.resources.jobs import lock_executions
 
 CHUNK = 2000
-JOBS_PER_TRANSACTION = 100
+OWNERS_PER_READ = 500  # owners counted by one read of the trim
+OWNERS_PER_TRANSACTION = 10  # owners trimmed by one write transaction
 TRIM_MARK = "history_trim"  # its row is made by migration 0004
 
 
@@ -60,21 +63,35 @@ async def trim_history(db: AsyncEngine, keep: int, kept: Kept = HISTORY) -> int:
     """Trim to its newest `keep` entries the history of every owner written to since the last
     trim; returns how many entries were deleted."""
     table = kept.table
-    async with write_transaction(db) as conn:
+    async with db.connect() as conn:
         mark = await _mark(conn, kept.mark)
         newest = (await conn.execute(select(func.max(table.c.id)))).scalar()
         if newest is None or newest <= mark:
             return 0
         written = select(table.c[kept.owner]).where(table.c.id > mark, table.c.id <= newest)
         owner_ids = sorted(set((await conn.execute(written.distinct())).scalars()))
+        crowded = await _holding_more_than(conn, kept, owner_ids, keep)
     total = 0
-    for start in range(0, len(owner_ids), JOBS_PER_TRANSACTION):
+    for start in range(0, len(crowded), OWNERS_PER_TRANSACTION):
         async with write_transaction(db) as conn:
-            for owner_id in owner_ids[start : start + JOBS_PER_TRANSACTION]:
+            for owner_id in crowded[start : start + OWNERS_PER_TRANSACTION]:
                 total += await _keep_newest(conn, kept, owner_id, keep)
     async with write_transaction(db) as conn:
         await _set_mark(conn, kept.mark, newest)
     return total
+
+
+async def _holding_more_than(
+    conn: AsyncConnection, kept: Kept, owner_ids: list[int], keep: int
+) -> list[int]:
+    """Those of `owner_ids` with more than `keep` entries (reads of the owner's index)."""
+    owner = kept.table.c[kept.owner]
+    found: list[int] = []
+    for start in range(0, len(owner_ids), OWNERS_PER_READ):
+        chunk = owner_ids[start : start + OWNERS_PER_READ]
+        counted = select(owner).where(owner.in_(chunk)).group_by(owner)
+        found += (await conn.execute(counted.having(func.count() > keep))).scalars()
+    return sorted(found)
 
 
 async def _keep_newest(conn: AsyncConnection, kept: Kept, owner_id: int, keep: int) -> int:
