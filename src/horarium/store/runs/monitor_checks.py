@@ -95,33 +95,40 @@ _JUDGED = update(monitors).where(
 def _judge_batch(conn: Connection, now: datetime) -> tuple[int, int]:
     query = _DUE if conn.dialect.name == "sqlite" else _DUE_LOCKED
     rows = conn.execute(query, {"now": now}).all()
-    changes: list[monitor_events.MonitorChange] = []
-    for row in rows:
-        watch = Watch(
-            status=row.status,
-            expected_at=row.expected_at,
-            started_at=row.started_at,
-            grace=grace_of(row.definition),
-            max_runtime=max_runtime_of(row.definition),
-        )
-        verdict = judge(watch, now)
-        done = conn.execute(
-            _JUDGED,
-            {
-                "monitor_id": row.id,
-                "was_status": row.status,
-                "was_due_at": row.due_at,
-                "status": verdict.watch.status,
-                "due_at": verdict.due_at,
-            },
-        )
-        if done.rowcount != 1 or verdict.event is None:
-            continue
-        changes.append(_change(row, verdict.event, verdict.watch.status, verdict.reason))
+    verdicts = [(row, judge(_watch(row), now)) for row in rows]
+    writes = [
+        {
+            "monitor_id": row.id,
+            "was_status": row.status,
+            "was_due_at": row.due_at,
+            "status": verdict.watch.status,
+            "due_at": verdict.due_at,
+        }
+        for row, verdict in verdicts
+    ]
+    if writes:
+        conn.execute(_JUDGED, writes)
+    # The rows read are this transaction's (SQLite: its write lock; PostgreSQL: FOR UPDATE), so
+    # every conditional update above found its row as read.
+    changes = [
+        _change(row, verdict.event, verdict.watch.status, verdict.reason)
+        for row, verdict in verdicts
+        if verdict.event is not None
+    ]
     notified = monitor_events.rows_of(changes, now)
     if notified:
         conn.execute(monitor_events.INSERT, notified)
     return len(rows), len(changes)
+
+
+def _watch(row: Any) -> Watch:
+    return Watch(
+        status=row.status,
+        expected_at=row.expected_at,
+        started_at=row.started_at,
+        grace=grace_of(row.definition),
+        max_runtime=max_runtime_of(row.definition),
+    )
 
 
 def _change(row: Any, event: str, status: str, reason: str) -> monitor_events.MonitorChange:
