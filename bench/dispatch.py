@@ -35,7 +35,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from support import add_collections, http_action, insert_jobs, job_row, percentile, run, sink
+from support import (
+    add_collections,
+    http_action,
+    insert_jobs,
+    job_row,
+    percentile,
+    record_figures,
+    run,
+    sink,
+)
 
 
 @dataclass
@@ -353,6 +362,37 @@ def summary(rounds: list[list[Result]]) -> str:
     return "\n".join(lines)
 
 
+def current_figures(rounds: list[list[Result]], paced: list[Result]) -> list[tuple[str, str]]:
+    """The figures of docs/benchmarks.md's current table: medians over the burst rounds (each
+    round: the ceiling, horarium, and apscheduler unless skipped) and the paced run's lag."""
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    ceiling, horarium = [r[0] for r in rounds], [r[1] for r in rounds]
+    figures = [
+        ("SQLite burst: executions/s", f"{median([h.rate for h in horarium]):,.0f}"),
+        (
+            "SQLite burst: share of the ceiling (the action client alone)",
+            f"{median([h.rate / c.rate for h, c in zip(horarium, ceiling, strict=True)]):.0%}",
+        ),
+        (
+            "SQLite burst: CPU µs / execution, horarium / the client alone",
+            f"{median([h.cpu / h.executions * 1e6 for h in horarium]):,.0f} / "
+            f"{median([c.cpu / c.executions * 1e6 for c in ceiling]):,.0f}",
+        ),
+    ]
+    if all(len(r) > 2 for r in rounds):
+        ratios = [r[1].rate / r[2].rate for r in rounds]
+        figures.append(("SQLite burst: × APScheduler 3", f"{median(ratios):.1f}"))
+    if paced:
+        figures.append(("paced: start lag p99 s", f"{paced[0].lag(0.99):.3f}"))
+    return [
+        (f"{name} (median of {len(rounds)})" if "burst" in name else name, value)
+        for name, value in figures
+    ]
+
+
 async def main(args: argparse.Namespace) -> None:
     from horarium.loops import running_loop_name
 
@@ -376,13 +416,13 @@ async def main(args: argparse.Namespace) -> None:
 
         paced: list[Result] = []
         m = args.paced_jobs
-        if not m:
-            return
-        step = 1.0 / args.paced_rate
-        paced.append(await run_horarium(url, [i * step for i in range(m)], concurrency))
-        if not args.skip_apscheduler:
-            paced.append(await run_apscheduler(url, [i * step for i in range(m)], concurrency))
-        print(table(f"Paced: {m} jobs due at {args.paced_rate:g} per second", paced, None))
+        if m:
+            step = 1.0 / args.paced_rate
+            paced.append(await run_horarium(url, [i * step for i in range(m)], concurrency))
+            if not args.skip_apscheduler:
+                paced.append(await run_apscheduler(url, [i * step for i in range(m)], concurrency))
+            print(table(f"Paced: {m} jobs due at {args.paced_rate:g} per second", paced, None))
+        record_figures("dispatch", current_figures(rounds, paced))
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ from support import (
     free_port,
     load,
     percentile,
+    record_figures,
     start_horarium,
     stop,
     wait_port,
@@ -238,6 +239,21 @@ def main() -> None:
         f" | {percentile(latencies, 0.99) * 1000:.1f} | {max(latencies) * 1000:.1f}"
         f" | {server_cpu / len(latencies) * 1e6:.0f} | {spent / changed * 1e6:.0f}"
         f" | {took:.1f} |"
+    )
+    p50, p99, top = (
+        x * 1000 for x in (percentile(latencies, 0.5), percentile(latencies, 0.99), max(latencies))
+    )
+    per_check_in = server_cpu / len(latencies) * 1e6
+    record_figures(
+        "monitors",
+        [
+            (
+                f"check-in p50 / p99 / max ms, {args.monitors:,} every-minute monitors",
+                f"{p50:.1f} / {p99:.1f} / {top:.1f}",
+            ),
+            ("serve CPU µs / check-in (API and engine)", f"{per_check_in:.0f}"),
+            ("engine: CPU µs / monitor judged", f"{spent / changed * 1e6:.0f}"),
+        ],
     )
     if not alone:
         return

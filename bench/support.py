@@ -1,5 +1,6 @@
 """What the benchmarks share: the machine's load, a process's CPU and memory, ports, the HTTP
-sink, PostgreSQL databases, `horarium` processes, stored jobs, a fixed clock, a no-op action.
+sink, PostgreSQL databases, `horarium` processes, stored jobs, a fixed clock, a no-op action,
+and the table of current figures at the top of docs/benchmarks.md (`record_figures`).
 
 A plain module, not a benchmark: the scripts run as files (`.venv/bin/python bench/X.py`), so
 this folder is first on `sys.path` and `from support import ...` finds it. Nothing here imports
@@ -77,6 +78,47 @@ def run(main: Coroutine[Any, Any, T], loop: str = "auto") -> T:
 
     with asyncio.Runner(loop_factory=loop_factory(loop)) as runner:
         return runner.run(main)
+
+
+# -- the current figures of docs/benchmarks.md --------------------------------------------------
+
+FIGURES_DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+FIGURES_START = "<!-- current figures: each benchmark rewrites its own rows (bench/support.py) -->"
+FIGURES_END = "<!-- end of current figures -->"
+FIGURES_HEADING = (
+    "| benchmark | figure | value | measured (UTC) | load | command |\n"
+    "|---|---|---:|---|---:|---|\n"
+)
+
+
+def record_figures(
+    benchmark: str, figures: Sequence[tuple[str, str]], doc: Path = FIGURES_DOC
+) -> None:
+    """Put this run's `figures` ((figure, value) pairs) in docs/benchmarks.md's table of current
+    figures, in place of `benchmark`'s rows there, with the time, the load and the command."""
+    text = doc.read_text()
+    head, start, rest = text.partition(FIGURES_START)
+    table, end, tail = rest.partition(FIGURES_END)
+    if not start or not end:
+        raise RuntimeError(f"{doc} has no table of current figures (its markers are missing)")
+    rows = [line for line in table.strip().splitlines()[2:] if line.startswith("|")]
+    command = " ".join([".venv/bin/python", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
+    new = [
+        f"| {benchmark} | {figure} | {value} | {when} | {load1():.1f} | `{command}` |"
+        for figure, value in figures
+    ]
+    theirs = [i for i, row in enumerate(rows) if _first_cell(row) == benchmark]
+    kept = [row for row in rows if _first_cell(row) != benchmark]
+    at = theirs[0] if theirs else len(kept)
+    kept[at:at] = new
+    body = FIGURES_HEADING + "\n".join(kept) + "\n"
+    doc.write_text(head + start + "\n" + body + end + tail)
+    print(f"(current figures of {benchmark} written to {doc.name})")
+
+
+def _first_cell(row: str) -> str:
+    return row.strip().strip("|").split("|")[0].strip()
 
 
 # -- ports and the HTTP sink ---------------------------------------------------------------------
