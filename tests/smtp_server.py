@@ -1,12 +1,15 @@
 """A real SMTP server on 127.0.0.1 for tests (aiosmtpd) that takes one login and keeps every
-message it receives.
+message it receives; in clear, or with TLS (STARTTLS required, or TLS from the start).
 
     with smtp_server("ops", "pw") as (inbox, port):
         ...  # smtp://ops:pw@127.0.0.1:{port}; inbox.envelopes, inbox.messages()
+    with smtp_server("ops", "pw", tls=context, implicit_tls=True) as (inbox, port):
+        ...  # smtps://ops:pw@127.0.0.1:{port}; inbox.encrypted
 """
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from email import message_from_bytes, policy
@@ -24,9 +27,13 @@ class Inbox:
 
     def __init__(self) -> None:
         self.envelopes: list[Envelope] = []
+        self.encrypted: list[bool] = []  # per message: did it travel over TLS
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Envelope) -> str:
         self.envelopes.append(envelope)
+        # STARTTLS sets the session's `ssl`; TLS from the first byte shows on the transport.
+        upgraded = session.ssl is not None
+        self.encrypted.append(upgraded or server.transport.get_extra_info("sslcontext") is not None)
         return "250 OK"
 
     def messages(self) -> list[tuple[list[str], EmailMessage]]:
@@ -40,8 +47,12 @@ class Inbox:
 
 
 @contextmanager
-def smtp_server(login: str, password: str) -> Iterator[tuple[Inbox, int]]:
-    """The server and its port, taking only `login` / `password` (AUTH LOGIN or PLAIN)."""
+def smtp_server(
+    login: str, password: str, tls: ssl.SSLContext | None = None, implicit_tls: bool = False
+) -> Iterator[tuple[Inbox, int]]:
+    """The server and its port, taking only `login` / `password` (AUTH LOGIN or PLAIN). With a
+    server-side `tls` context: STARTTLS required before anything else, or with `implicit_tls`
+    TLS from the first byte (smtps)."""
     wanted = (login.encode(), password.encode())
 
     def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, auth: Any) -> Any:
@@ -50,12 +61,15 @@ def smtp_server(login: str, password: str) -> Iterator[tuple[Inbox, int]]:
 
     inbox = Inbox()
     port = free_port()
+    # In clear the login is taken too: loopback only (the mailer sends a password in clear to
+    # no other host).
+    secured: dict[str, Any] = {"auth_require_tls": False}
+    if tls is not None and implicit_tls:
+        secured = {"ssl_context": tls, "auth_require_tls": False}  # TLS from the first byte
+    elif tls is not None:
+        secured = {"tls_context": tls, "require_starttls": True, "auth_require_tls": True}
     controller = Controller(
-        inbox,
-        hostname="127.0.0.1",
-        port=port,
-        authenticator=authenticate,
-        auth_require_tls=False,  # loopback only: the mailer sends a password in clear to no other
+        inbox, hostname="127.0.0.1", port=port, authenticator=authenticate, **secured
     )
     controller.start()
     try:

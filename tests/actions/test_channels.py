@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections.abc import Iterator
 from email import message_from_bytes, policy
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from horarium.actions.mail import Mailer, parse_smtp_url, smtp_warnings
 from horarium.actions.outbound import OutboundPolicy
 from horarium.model.errors import BadRequest
 from horarium.model.notifications import keep_secrets, parse_notifications, shown
+from tests.actions.tls_material import Pki, make_pki
 from tests.channel_schemas import check
 from tests.smtp_server import Inbox, smtp_server
 
@@ -207,3 +210,52 @@ def test_the_mailer_logs_in_and_sends_one_message(smtp: tuple[Inbox, int]) -> No
     refused = asyncio.run(denied.send(channels.email(about, denied.sender, ["a@x.io"], "d2")))
     assert not refused.ok and refused.final and "outbound policy" in refused.detail
     assert len(inbox.envelopes) == 1
+
+
+# -- TLS: STARTTLS and smtps against a server whose certificate a private CA signed ---------------
+
+
+def _server_tls(pki: Pki, folder: Path) -> ssl.SSLContext:
+    """The SMTP server's side: the test CA's certificate for 127.0.0.1, no client certificate."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(folder / "server.pem")
+    return context
+
+
+def _mail_one(url: str) -> Any:
+    about = channels.facts(MONITOR_UP, "UTC", PUBLIC)
+    mailer = Mailer(url, "horarium@example.com", OutboundPolicy.parse(("link-local",)), 10)
+    return asyncio.run(mailer.send(channels.email(about, mailer.sender, ["a@example.com"], "t")))
+
+
+@pytest.mark.parametrize("scheme", ["smtp", "smtps"])
+def test_mail_travels_over_tls_to_a_server_the_trust_store_vouches_for(
+    scheme: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """smtp:// upgrades with STARTTLS (this server requires it, also before the login) and
+    smtps:// speaks TLS from the start; the certificate is checked against the trust store,
+    which an operator extends with SSL_CERT_FILE."""
+    pki = make_pki(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(pki.ca_file))
+    tls = _server_tls(pki, tmp_path)
+    with smtp_server("ops", "pw", tls=tls, implicit_tls=scheme == "smtps") as (inbox, port):
+        sent = _mail_one(f"{scheme}://ops:pw@127.0.0.1:{port}")
+        assert sent.ok, sent.detail
+        assert inbox.encrypted == [True]
+        [(recipients, message)] = inbox.messages()
+        assert recipients == ["a@example.com"] and "MonitorUp" in message["Subject"]
+
+
+@pytest.mark.parametrize("scheme", ["smtp", "smtps"])
+def test_mail_is_not_sent_to_a_server_whose_certificate_is_not_trusted(
+    scheme: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pki = make_pki(tmp_path)  # SSL_CERT_FILE unset: the test CA is no one's
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    tls = _server_tls(pki, tmp_path)
+    with smtp_server("ops", "secret-pw", tls=tls, implicit_tls=scheme == "smtps") as (inbox, port):
+        sent = _mail_one(f"{scheme}://ops:secret-pw@127.0.0.1:{port}")
+        assert not sent.ok and not sent.final  # retried: the operator may fix the trust store
+        assert "certificate" in sent.detail.lower(), sent.detail
+        assert "secret-pw" not in sent.detail
+        assert inbox.envelopes == []
