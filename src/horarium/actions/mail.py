@@ -19,7 +19,7 @@ import aiosmtplib
 
 from horarium.actions.outbound import OutboundPolicy, OutboundRefused, verdict
 from horarium.actions.webhooks import Sent
-from horarium.api.exposure import is_loopback
+from horarium.loopback import is_loopback
 
 SCHEMES = {"smtp": 25, "smtps": 465}
 

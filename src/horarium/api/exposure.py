@@ -3,25 +3,15 @@ unsafely are refused (`ExposureError`, one line); those that weaken it are warne
 
 from __future__ import annotations
 
-import ipaddress
 import ssl
 from urllib.parse import urlsplit
 
 from horarium.config import Settings
+from horarium.loopback import is_loopback
 
 
 class ExposureError(ValueError):
     """A setting `serve` refuses to start with (the text names the option and the rule)."""
-
-
-def is_loopback(host: str) -> bool:
-    """127.0.0.0/8, ::1 or localhost."""
-    if host.strip().lower().rstrip(".") == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def review(settings: Settings) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 from collections.abc import Callable
@@ -19,6 +18,8 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 from jwt.exceptions import PyJWTError
+
+from horarium.loopback import is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -52,21 +53,12 @@ def check_transport(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return
-    if parts.scheme == "http" and parts.hostname and _is_loopback(parts.hostname):
+    if parts.scheme == "http" and parts.hostname and is_loopback(parts.hostname):
         return
     raise ValueError(
         f"'{url}' must be an https URL (plain http only to a loopback address): the signing"
         " keys fetched from it decide who may call the API"
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

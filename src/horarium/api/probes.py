@@ -21,13 +21,13 @@ from starlette.exceptions import HTTPException
 
 from horarium.api.authentication import Authentication, Authenticator
 from horarium.api.authorization import Forbidden
-from horarium.api.exposure import is_loopback
 from horarium.api.hosts import LOOPBACK_NAMES, HostCheck, host_name
 from horarium.api.principal import ALL_SUBSCRIPTIONS, AuthenticationError, Principal
 from horarium.api.request_metrics import RequestMetrics
 from horarium.api.unavailable import Unavailable
 from horarium.api.wire import ArmJSONResponse, arm_error
 from horarium.config import Settings
+from horarium.loopback import is_loopback
 from horarium.model import datetimes
 from horarium.model.errors import ApiError
 from horarium.observe.exposition import CONTENT_TYPE, Exposition

@@ -5,7 +5,6 @@ told (one line, exit code 1)."""
 from __future__ import annotations
 
 import functools
-import ipaddress
 import ssl
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from urllib.parse import urlsplit
 import click
 
 from horarium.cli.options import OneLineError
+from horarium.loopback import is_loopback_url
 
 if TYPE_CHECKING:
     from horarium.client import ClientError, HorariumClient
@@ -32,17 +32,6 @@ class RequestFailed(click.ClickException):
     """The API refused a request, or did not answer: one line on stderr, exit code 1."""
 
     exit_code = 1
-
-
-def is_loopback_url(url: str) -> bool:
-    """Whether `url` names 127.0.0.0/8, ::1 or localhost (without resolving any name)."""
-    host = (urlsplit(url).hostname or "").rstrip(".").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def local_admin_token(url: str, data_dir: Path) -> Path | None:
