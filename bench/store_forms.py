@@ -3,13 +3,15 @@
     .venv/bin/python bench/store_forms.py --form fast|plain [--jobs 2000] [--slow-attempt-seconds S]
     nice -n -19 valgrind --tool=callgrind .venv/bin/python bench/store_forms.py --form fast
     nice -n -19 valgrind --tool=callgrind .venv/bin/python bench/store_forms.py --tree ../old
+    nice -n -19 valgrind --tool=callgrind .venv/bin/python bench/store_forms.py --client-alone
 
 `fast` is what the engine uses on SQLite (`store/runs/sqlite_fast.py`: instants bound as stored
 text, rows handed to the driver as tuples); `plain` is `SQLiteDialect`, SQLAlchemy's own
 parameter handling. `--tree` runs the engine of another checkout (a git worktree of an older
 commit) with this harness, for a before/after pair (its fast form). Under callgrind, subtract a
 run with `--jobs 20` (start-up) and divide by the difference in jobs for the instructions per
-execution.
+execution. `--client-alone` counts the HTTP action client sending the same requests with no
+engine (the dispatch benchmark's ceiling): the engine's own share is the difference.
 
 The periodic tasks (the pause and notification polls every `poll_interval`, node heartbeats)
 are slowed to once a minute unless `--periodic` is given: under callgrind the burst takes some
@@ -38,7 +40,7 @@ def plain_dialect_of(db: Any) -> Any:
     return SQLiteDialect() if db.dialect.name == "sqlite" else RunDialect()
 
 
-async def main(jobs: int, **tuning: Any) -> None:
+async def main(jobs: int, client_alone: bool = False, **tuning: Any) -> None:
     # Imported here, after `--tree` has put that checkout's bench folder first on sys.path.
     import dispatch
     from support import sink
@@ -48,7 +50,10 @@ async def main(jobs: int, **tuning: Any) -> None:
     dispatch.prepare_process()
     print(f"Event loop: {running_loop_name()}\n")
     with sink(record=False) as url:
-        result = await dispatch.run_horarium(url, [0.0] * jobs, **tuning)
+        if client_alone:  # the dispatch benchmark's ceiling: the same requests, no engine
+            result = await dispatch.run_ceiling(url, jobs, 500)
+        else:
+            result = await dispatch.run_horarium(url, [0.0] * jobs, **tuning)
         print(dispatch.table(f"Burst: {jobs} jobs due at the same instant", [result], None))
 
 
@@ -76,6 +81,11 @@ if __name__ == "__main__":
     parser.add_argument("--collection-share", type=float, default=None, help="older trees")
     parser.add_argument("--periodic", action="store_true", help="periodic tasks as configured")
     parser.add_argument("--tree", type=Path, help="the checkout whose engine runs (default: this)")
+    parser.add_argument(
+        "--client-alone",
+        action="store_true",
+        help="the HTTP action client alone (the dispatch benchmark's ceiling), no engine",
+    )
     arguments = parser.parse_args()
     tree = (arguments.tree or Path(__file__).parent.parent).resolve()
     if arguments.tree is not None and arguments.form == "plain":
@@ -87,4 +97,4 @@ if __name__ == "__main__":
         run_store.dialect_of = plain_dialect_of  # type: ignore[assignment]
     from support import run
 
-    run(main(arguments.jobs, **tuning_of(arguments)))
+    run(main(arguments.jobs, arguments.client_alone, **tuning_of(arguments)))
