@@ -21,7 +21,8 @@ cost     the engine (`Scheduler`, default settings, in this process, the clock i
          lists for the database), this process's CPU; then the bytes per job of `jobs`,
          `job_history` and their indexes; then the arithmetic for 10,000 and 100,000
          executions/s (see docs/capacity.md for the assumptions).
-workers  N = 1, 2, 3 `horarium worker` processes on one database; a burst of `--burst`
+workers  N = 1, 2, 3 `horarium worker` processes on one database, and first one `horarium
+         serve` on a SQLite file (the rates are given as a ratio to it); a burst of `--burst`
          one-time jobs due at one instant, each an HTTP POST to a sink (another process) that
          counts the `x-ms-execution-tag` headers: executions/s, duplicates (a tag or a job
          delivered more than once), lost (a job never delivered or not Completed), the
@@ -78,6 +79,7 @@ from support import (
     load,
     load1,
     percentile,
+    record_figures,
     rss_mb,
     run,
     sink,
@@ -87,6 +89,7 @@ from support import (
     stop,
     store_burst,
     vacuum,
+    wait_port,
 )
 
 API = {"api-version": "2016-03-01"}
@@ -505,72 +508,95 @@ class Burst:
     load: float
 
 
-async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Burst:
+# What a worker or serve says when it starts as expected (the benchmark's serve runs without
+# authentication on 127.0.0.1); anything else it said is shown after its run.
+STARTUP_LINES = (
+    "Horarium worker running (",
+    "Horarium listening on ",
+    "Warning: authentication is OFF",
+    "horarium: created the secret key",
+)
+
+
+async def run_burst(server_url: str | None, workers: int, n: int, sink_url: str) -> Burst:
+    """`workers` `horarium worker` processes on a fresh PostgreSQL database of `server_url`, or
+    (None) one `horarium serve` on a SQLite file, run a burst of `n` jobs against the sink."""
+    sink_reset(sink_url)
+    if server_url is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return await _burst(f"sqlite:///{tmp}/store.sqlite3", None, 1, n, sink_url)
+    async with fresh_database(server_url) as url:
+        server = Server(url)
+        await server.open()
+        try:
+            return await _burst(url, server, workers, n, sink_url)
+        finally:
+            await server.close()
+
+
+async def _burst(url: str, server: Server | None, workers: int, n: int, sink_url: str) -> Burst:
+    """The burst on `url`: PostgreSQL (`server` measures it) with `workers` workers, or SQLite
+    (no `server`) with one `serve` (its engine in the process, as a SQLite deployment runs)."""
     from sqlalchemy import select
 
     from horarium.store.core.db import create_engine, migrate
     from horarium.store.core.schema import jobs
 
-    sink_reset(sink_url)
     key = base64.b64encode(os.urandom(32)).decode()
-    async with fresh_database(server_url) as url:
-        db = create_engine(url)
-        await migrate(db)
-        server = Server(url)
-        await server.open()
-        procs: list[subprocess.Popen[bytes]] = []
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                for w in range(workers):
-                    data = Path(tmp) / f"w{w}"
-                    log = Path(tmp) / f"w{w}.log"
+    db = create_engine(url)
+    await migrate(db)
+    procs: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            for w in range(workers):
+                data = Path(tmp) / f"w{w}"
+                log = Path(tmp) / f"w{w}.log"
+                if server is None:
+                    port = free_port()
+                    serve = {"port": port, "auth": "none", "access_log": "false"}
+                    procs.append(start_horarium("serve", url, data, log, **serve))
+                else:
                     procs.append(start_horarium("worker", url, data, log, secret_key=key))
-                # Up: each worker holds its connections to the database.
-                deadline = time.monotonic() + 60
-                while len(await server.backends()) < workers and time.monotonic() < deadline:  # noqa: ASYNC110 (another process)
-                    await asyncio.sleep(0.2)
-                await asyncio.sleep(2)
-                due = datetime.now(UTC) + timedelta(seconds=2 + n / 10_000)
-                await store_burst(db, n, sink_url, due)
-                start = await server.mark()
-                c0 = {p.pid: cpu_ticks(p.pid) for p in procs}
-                deadline = time.monotonic() + 120 + n / 50
-                while time.monotonic() < deadline:
-                    await asyncio.sleep(0.5)
-                    if await completed_count(db) >= n:
-                        break
-                cpu = sum(cpu_ticks(p.pid) - c0[p.pid] for p in procs) / TICKS
-                use = await server.since(start)
-                await asyncio.sleep(1)  # a duplicate would arrive late
-                seen = sink_seen(sink_url)
-                for p in procs:
-                    p.send_signal(signal.SIGTERM)
-                for p in procs:
-                    p.wait(30)
-                for w in range(workers):
-                    said = (Path(tmp) / f"w{w}.log").read_text(errors="replace").splitlines()
-                    text = "\n".join(line for line in said if "worker running (" not in line)
-                    if text.strip():
-                        print(f"worker {w} said:\n{text[-2000:]}", file=sys.stderr)
-            finally:
-                for p in procs:
-                    if p.poll() is None:
-                        p.kill()
-                        p.wait()
-        async with db.connect() as conn:
-            completed = (
-                (
-                    await conn.execute(
-                        select(jobs.c.name).where(
-                            jobs.c.state == "Completed", jobs.c.execution_count == 1
-                        )
-                    )
-                )
-                .scalars()
-                .all()
-            )
-        await db.dispose()
-        await server.close()
+            # Up: each worker holds its connections to the database; serve answers.
+            if server is None:
+                wait_port(port, 60)
+            deadline = time.monotonic() + 60
+            while server and len(await server.backends()) < workers:
+                if time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            await asyncio.sleep(2)
+            due = datetime.now(UTC) + timedelta(seconds=2 + n / 10_000)
+            await store_burst(db, n, sink_url, due)
+            start = await server.mark() if server else None
+            c0 = {p.pid: cpu_ticks(p.pid) for p in procs}
+            deadline = time.monotonic() + 120 + n / 50
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0.5)
+                if await completed_count(db) >= n:
+                    break
+            cpu = sum(cpu_ticks(p.pid) - c0[p.pid] for p in procs) / TICKS
+            use = await server.since(start) if server and start else None
+            await asyncio.sleep(1)  # a duplicate would arrive late
+            seen = sink_seen(sink_url)
+            for p in procs:
+                p.send_signal(signal.SIGTERM)
+            for p in procs:
+                p.wait(30)
+            for w in range(workers):
+                said = (Path(tmp) / f"w{w}.log").read_text(errors="replace").splitlines()
+                text = "\n".join(line for line in said if not line.startswith(STARTUP_LINES))
+                if text.strip():
+                    print(f"worker {w} said:\n{text[-2000:]}", file=sys.stderr)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    async with db.connect() as conn:
+        done = select(jobs.c.name).where(jobs.c.state == "Completed", jobs.c.execution_count == 1)
+        completed = (await conn.execute(done)).scalars().all()
+    await db.dispose()
     tags = Counter(tag for tag, _, _, _ in seen)
     paths = Counter(path.lstrip("/") for _, path, _, _ in seen)
     last = max((arrived for _, _, arrived, _ in seen), default=0)
@@ -587,8 +613,8 @@ async def run_burst(server_url: str, workers: int, n: int, sink_url: str) -> Bur
         duplicates=duplicates,
         lost=lost,
         worker_cpu_us=cpu / max(1, delivered) * 1e6,
-        server_cpu_us=use.cpu_s / max(1, delivered) * 1e6,
-        wal_bytes=use.wal_bytes / max(1, delivered),
+        server_cpu_us=use.cpu_s / max(1, delivered) * 1e6 if use else float("nan"),
+        wal_bytes=use.wal_bytes / max(1, delivered) if use else float("nan"),
         load=load1(),
     )
 
@@ -597,21 +623,44 @@ async def part_workers(args: argparse.Namespace) -> None:
     counts = [int(w) for w in args.workers.split(",")]
     print(f"## workers ({args.burst:,} one-time jobs due at one instant, HTTP POST to a sink)\n")
     print(
-        "| workers | jobs | delivered | seconds | executions/s | duplicates | lost"
-        " | workers' CPU µs | PostgreSQL CPU µs | WAL bytes | load |"
+        "| store | processes | jobs | delivered | seconds | executions/s | ÷ SQLite serve"
+        " | duplicates | lost | processes' CPU µs | PostgreSQL CPU µs | WAL bytes | load |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with sink() as url:
-        for workers in counts:
-            b = await run_burst(args.postgres, workers, args.burst, url)
+        runs = [("SQLite, one serve", None, 1)]
+        runs += [
+            (f"PostgreSQL, {w} worker{'s' if w > 1 else ''}", args.postgres, w) for w in counts
+        ]
+        sqlite_rate = float("nan")
+        rates: dict[int, float] = {}
+        for label, server_url, workers in runs:
+            b = await run_burst(server_url, workers, args.burst, url)
+            rate = b.delivered / b.seconds
+            if server_url is None:
+                sqlite_rate = rate
+            else:
+                rates[workers] = rate
             print(
-                f"| {b.workers} | {b.jobs:,} | {b.delivered:,} | {b.seconds:.2f}"
-                f" | {b.delivered / b.seconds:,.0f} | {b.duplicates} | {b.lost}"
+                f"| {label} | {b.workers} | {b.jobs:,} | {b.delivered:,} | {b.seconds:.2f}"
+                f" | {rate:,.0f} | {rate / sqlite_rate:.2f} | {b.duplicates} | {b.lost}"
                 f" | {b.worker_cpu_us:.0f} | {b.server_cpu_us:.0f} | {b.wal_bytes:,.0f}"
                 f" | {b.load:.1f} |",
                 flush=True,
             )
     print()
+    if 1 in rates:
+        record_figures(
+            "cluster workers",
+            [
+                ("SQLite serve burst: executions/s", f"{sqlite_rate:,.0f}"),
+                *(
+                    (f"PostgreSQL, {w} worker(s): executions/s (÷ SQLite)",
+                     f"{r:,.0f} ({r / sqlite_rate:.2f})")
+                    for w, r in sorted(rates.items())
+                ),
+            ],
+        )  # fmt: skip
 
 
 # -- a million stored jobs -----------------------------------------------------------------------
