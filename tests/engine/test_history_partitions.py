@@ -20,9 +20,11 @@ from horarium.store.core.db import alembic_config, create_engine, migrate
 from horarium.store.core.schema import job_history
 from horarium.store.resources import history
 from horarium.store.runs.partitions import AHEAD, partitions, prepare_partitions
+from horarium.store.runs.retention import trim_history
 from tests.engine.engine_support import T0, FakeClock, Store, http
 from tests.migrated_databases import migrated_pg_database
 from tests.support import fresh_pg_database
+from tests.test_store_query_plans import captured, plan_of
 
 pytestmark = pytest.mark.postgres
 
@@ -183,6 +185,28 @@ async def test_a_jobs_history_pages_the_same_across_partitions(db: AsyncEngine) 
     # One ordered merge of each partition's (job_id, id) index: no sort, no table scan.
     assert "Merge Append" in plan and "Sort" not in plan.replace("Sort Key", ""), plan
     assert "Seq Scan" not in plan and plan.count("ix_job_history_job_id_id_") == 4, plan
+
+
+async def test_the_trim_reads_a_jobs_entries_by_index_in_every_partition(db: AsyncEngine) -> None:
+    """Trimming a job to its newest entries deletes them by (job_id, id): an id alone does not
+    tell which partition holds it, and a join on ids would read every partition whole."""
+    store = Store(db)
+    busy = await store.add("busy", {"action": http("http://127.0.0.1:9/")})
+    other = await store.add("other", {"action": http("http://127.0.0.1:9/")})
+    await prepare_partitions(db, T0)
+    ended = [T0 + timedelta(minutes=k * 3) for k in range(1200)]  # two and a half days
+    await _write(db, [_entry(busy, at, k) for k, at in enumerate(ended)])
+    await _write(db, [_entry(other, at, k) for k, at in enumerate(ended * 10)])
+    async with db.begin() as conn:
+        await conn.execute(text("ANALYZE job_history"))
+    with captured(db) as seen:
+        assert await trim_history(db, 1000) == 200 + 11000  # the other's kept its newest 1,000
+    kept = await store.history(busy)
+    assert [e.repeat_count for e in kept] == list(range(1199, 199, -1))
+    trims = [s for s in seen if s[0].lstrip().upper().startswith("DELETE")]
+    assert trims
+    plan = await plan_of(db, trims[0])
+    assert "Seq Scan on job_history_p" not in plan, plan  # the default partition is empty
 
 
 async def _to(engine: AsyncEngine, revision: str, way: str = "upgrade") -> None:

@@ -106,7 +106,9 @@ async def _keep_newest(conn: AsyncConnection, kept: Kept, owner_id: int, keep: i
         .scalar_subquery()
     )
     older = _skipping_locked(select(table.c.id).where(owner == owner_id, table.c.id < boundary))
-    done = await conn.execute(delete(table).where(table.c.id.in_(older)))
+    # The owner again: a partitioned history is then read by its (owner, id) index, not scanned
+    # whole for the ids (an id alone does not tell which partition holds it).
+    done = await conn.execute(delete(table).where(owner == owner_id, table.c.id.in_(older)))
     return done.rowcount
 
 
