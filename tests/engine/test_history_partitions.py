@@ -6,6 +6,7 @@ every row and id (and its downgrade turns it back)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -94,6 +95,19 @@ async def test_the_cleanup_makes_the_days_partitions_ahead(db: AsyncEngine) -> N
             "ix_job_history_job_id_status_id_p20300110",
             "pk_job_history_p20300110",
         ]
+
+
+async def test_nodes_making_partitions_at_once_make_each_once(db: AsyncEngine) -> None:
+    """Any node of a cluster runs the cleanup: the partitions' advisory lock lets one make them,
+    the others find them made (or the lock held) and make nothing, without an error."""
+    other = create_engine(str(db.url.render_as_string(hide_password=False)))
+    try:
+        made = await asyncio.gather(*(prepare_partitions(e, T0) for e in (db, other, db)))
+    finally:
+        await other.dispose()
+    assert sum(made) <= AHEAD + 1
+    await prepare_partitions(db, T0)  # whatever a node left for later
+    assert len(await _names(db)) == AHEAD + 2
 
 
 async def test_entries_written_before_their_day_had_a_partition_move_into_it(

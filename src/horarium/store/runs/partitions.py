@@ -144,10 +144,13 @@ def _covered(existing: list[Partition], day: date) -> bool:
     )
 
 
-async def _make_day(conn: AsyncConnection, day: date) -> None:
+async def _make_day(conn: AsyncConnection, day: date) -> bool:
     """Make the partition of `day`: a table of the parent's form, the entries the default
-    partition holds for that day moved into it, then attached."""
+    partition holds for that day moved into it, then attached; False when another node made it
+    meanwhile."""
     name, lower = day_partition(day), _midnight(day)
+    if await _exists(conn, name):
+        return False
     bounds = {"lower": lower, "upper": lower + DAY}
     await conn.execute(text(f"CREATE TABLE {name} (LIKE {PARENT} INCLUDING DEFAULTS)"))
     for statement in index_statements(name):
@@ -166,6 +169,12 @@ async def _make_day(conn: AsyncConnection, day: date) -> None:
             f" FOR VALUES FROM ('{lower.isoformat()}') TO ('{(lower + DAY).isoformat()}')"
         )
     )
+    return True
+
+
+async def _exists(conn: AsyncConnection, name: str) -> bool:
+    found = await conn.execute(text("SELECT to_regclass(:name) IS NOT NULL"), {"name": name})
+    return bool(found.scalar())
 
 
 async def drop_partitions_before(db: AsyncEngine, cutoff: datetime) -> int:
@@ -183,8 +192,12 @@ async def drop_partitions_before(db: AsyncEngine, cutoff: datetime) -> int:
     return dropped
 
 
-async def _drop(conn: AsyncConnection, name: str) -> None:
+async def _drop(conn: AsyncConnection, name: str) -> bool:
+    """Drop the partition `name`; False when another node dropped it meanwhile."""
+    if not await _exists(conn, name):
+        return False
     await conn.execute(text(f"DROP TABLE {name}"))
+    return True
 
 
 def aged_by_rows(existing: list[Partition]) -> list[Table]:
@@ -198,20 +211,19 @@ def _partition_table(name: str) -> Table:
     return Table(name, MetaData(), *(Column(c.name, c.type) for c in job_history.c))
 
 
-async def _locked(db: AsyncEngine, change: Callable[[AsyncConnection], Awaitable[None]]) -> bool:
+async def _locked(db: AsyncEngine, change: Callable[[AsyncConnection], Awaitable[bool]]) -> bool:
     """Run `change(conn)` in a transaction holding the partitions' advisory lock, with a short
-    lock timeout; False when the lock is held by another node or a table lock was not had in
-    time (the next cleanup tries again)."""
+    lock timeout; what it returns, or False when the lock is held by another node or a table
+    lock was not had in time (the next cleanup tries again)."""
     try:
         async with write_transaction(db) as conn:
             taken = await conn.execute(text(f"SELECT pg_try_advisory_xact_lock({ADVISORY_KEY})"))
             if not taken.scalar():
                 return False
             await conn.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
-            await change(conn)
+            return await change(conn)
     except Exception as exc:
         if not any(isinstance(e, LockNotAvailableError) for e in causes(exc)):
             raise
         log.warning("history partitions: a table was busy; trying again at the next cleanup")
         return False
-    return True
