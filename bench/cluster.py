@@ -1099,15 +1099,15 @@ async def part_retention(args: argparse.Namespace) -> None:
         for partitioned in (False, True)
     ]
     print(
-        "| form | fill s | entries removed | pass s | WAL MB (FPI MB) | server CPU s"
-        " | VACUUM after: s, WAL MB | load |"
+        "| form | fill s | entries removed | pass s | WAL KB (FPI KB) | server CPU s"
+        " | VACUUM after: s, WAL KB | load |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(
             f"| {r.form} | {r.fill_s:.0f} | {r.removed:,} | {r.wall_s:.2f}"
-            f" | {r.use.wal_bytes / 1e6:.1f} ({r.use.fpi_bytes / 1e6:.1f}) | {r.use.cpu_s:.2f}"
-            f" | {r.vacuum_s:.1f}, {r.vacuum.wal_bytes / 1e6:.1f} | {r.load:.1f} |"
+            f" | {r.use.wal_bytes / 1e3:,.1f} ({r.use.fpi_bytes / 1e3:,.1f}) | {r.use.cpu_s:.2f}"
+            f" | {r.vacuum_s:.1f}, {r.vacuum.wal_bytes / 1e3:,.1f} | {r.load:.1f} |"
         )
     print("\nWAL records of the pass:\n")
     for r in results:
@@ -1127,7 +1127,7 @@ async def part_retention(args: argparse.Namespace) -> None:
         if r.migrate is not None and r.migrate_s is not None:
             print(
                 f"\nMigration 0014 of the one table ({r.rows - r.removed:,} entries):"
-                f" {r.migrate_s:.1f} s, WAL {r.migrate.wal_bytes / 1e6:.1f} MB,"
+                f" {r.migrate_s:.1f} s, WAL {r.migrate.wal_bytes / 1e3:,.1f} KB,"
                 f" server CPU {r.migrate.cpu_s:.1f} s"
             )
     print()
