@@ -37,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from horarium.store.core.db import write_transaction
 from horarium.store.core.open_errors import causes
-from horarium.store.core.schema import job_history
+from horarium.store.core.schema import job_history, jobs
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +155,10 @@ async def _make_day(conn: AsyncConnection, day: date) -> bool:
     await conn.execute(text(f"CREATE TABLE {name} (LIKE {PARENT} INCLUDING DEFAULTS)"))
     for statement in index_statements(name):
         await conn.execute(text(statement))
+    # The attachment's locks, taken in the engine's order (a record locks `jobs`, then writes
+    # history, perhaps into the default partition): `jobs` for the foreign key, then the
+    # default partition, which it reads and from which no row of the day may come meanwhile.
+    await conn.execute(text(f"LOCK TABLE {jobs.name} IN SHARE ROW EXCLUSIVE MODE"))
     await conn.execute(text(f"LOCK TABLE {DEFAULT} IN ACCESS EXCLUSIVE MODE"))
     await conn.execute(
         text(
