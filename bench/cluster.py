@@ -37,7 +37,8 @@ retention `--history-rows` history entries of `--history-jobs` jobs, ending even
          days (generate_series), in a store at migration 0012 (one table) and in one at the
          head (daily partitions); one retention pass (the cleanup's age rule) that removes the
          oldest day: wall time, WAL, the server's CPU, then VACUUM job_history; a job's history
-         page (`--requests` reads); and the migration of the one table to partitions. Not in
+         page (`--requests` reads) and the dashboard's jobs list (a collection's 1,000 jobs with
+         their newest 10 entries); and the migration of the one table to partitions. Not in
          the default parts (it fills 2 × 10 M rows).
 
 Not a test: prints tables. The machine's other work distorts wall-clock rates: compare CPU and
@@ -978,6 +979,43 @@ def history_sql(rows: int, jobs: int, start: datetime, days: int) -> str:
     )
 
 
+async def dashboard_read(db: Any, reads: int) -> tuple[float, int]:
+    """The dashboard's jobs list (`…/outcomes`: a collection's 1,000 jobs, each with its
+    newest 10 entries, `store.resources.history.latest_per_job`): the median ms of `reads`
+    reads of random collections, and the shared buffers of one."""
+    import random
+
+    from sqlalchemy import event, func, select
+
+    from horarium.store.core.schema import job_collections
+    from horarium.store.resources import history
+
+    rnd = random.Random(9)
+    async with db.connect() as conn:
+        ids = (await conn.execute(select(job_collections.c.id))).scalars().all()
+        first = (await conn.execute(select(func.min(job_collections.c.id)))).scalar()
+        times = []
+        for _ in range(max(1, reads // 10)):
+            t = time.perf_counter()
+            await history.latest_per_job(conn, rnd.choice(ids), 10)
+            times.append(time.perf_counter() - t)
+        seen: list[tuple[str, Any]] = []
+
+        def record(_c: Any, _cur: Any, sql: str, params: Any, *_rest: Any) -> None:
+            seen.append((sql, params))
+
+        event.listen(db.sync_engine, "before_cursor_execute", record)
+        try:
+            await history.latest_per_job(conn, first, 10)
+        finally:
+            event.remove(db.sync_engine, "before_cursor_execute", record)
+        sql, params = next(x for x in seen if "job_history" in x[0])
+        plan = await conn.exec_driver_sql(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params)
+        found = plan.scalar()
+    top = (json.loads(found) if isinstance(found, str) else found)[0]["Plan"]
+    return statistics.median(times) * 1e3, top["Shared Hit Blocks"] + top["Shared Read Blocks"]
+
+
 async def run_retention(
     server_url: str, partitioned: bool, rows: int, jobs: int, reads: int
 ) -> RetentionPass:
@@ -1038,6 +1076,10 @@ async def run_retention(
             )
             found = json.loads(plan[0][0])[0]["Plan"]
             page_buffers[kind] = found["Shared Hit Blocks"] + found["Shared Read Blocks"]
+
+        ms, buffers = await dashboard_read(db, reads)
+        page_ms["dashboard, 1,000 jobs × 10"] = ms
+        page_buffers["dashboard, 1,000 jobs × 10"] = buffers
 
         server = Server(url)
         await server.open()
