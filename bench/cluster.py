@@ -1,10 +1,10 @@
 """Cluster benchmark: what one execution costs PostgreSQL and a worker, several `horarium
 worker` processes on one database, and a million stored jobs.
 
-    .venv/bin/python bench/cluster.py [--part cost,workers,million]
+    .venv/bin/python bench/cluster.py [--part cost,workers,million,retention]
         [--postgres postgresql://postgres@127.0.0.1:5432/test]
         [--jobs 5000] [--burst 3000] [--workers 1,2,3] [--stored 10000,1000000]
-        [--databases sqlite,postgres]
+        [--databases sqlite,postgres] [--history-rows 10000000] [--history-jobs 10000]
 
 Every part makes fresh PostgreSQL databases from `--postgres` (dropped after) and prints
 Markdown tables with the load average of the machine when each figure was taken.
@@ -34,6 +34,13 @@ million  `--stored` recurring jobs (70 % hourly, 20 % daily, 10 % weekly; nothin
          requests; seconds to /healthz of a second start (the store now marked sealed); then
          the engine's due query (the claim's SELECT): its plan and its time with
          a batch due and with nothing due; the database's bytes per job.
+retention `--history-rows` history entries of `--history-jobs` jobs, ending evenly over 61
+         days (generate_series), in a store at migration 0012 (one table) and in one at the
+         head (daily partitions); one retention pass (the cleanup's age rule) that removes the
+         oldest day: wall time, WAL, the server's CPU, then VACUUM job_history; a job's history
+         page (`--requests` reads) and the dashboard's jobs list (a collection's 1,000 jobs with
+         their newest 10 entries); and the migration of the one table to partitions. Not in
+         the default parts (it fills 2 × 10 M rows).
 
 Not a test: prints tables. The machine's other work distorts wall-clock rates: compare CPU and
 byte counts.
@@ -966,6 +973,257 @@ async def part_million(args: argparse.Namespace) -> None:
     print()
 
 
+# -- retention: one day of history out of 10 M rows, a plain table against daily partitions -----
+
+RETENTION_DAYS = 60
+_PAGE_SQL = (
+    "SELECT id, action_name, status, retry_count, repeat_count, expected_execution_time,"
+    " start_time, end_time, message FROM job_history WHERE job_id = $1{status}"
+    " ORDER BY id DESC LIMIT 100 OFFSET $2"
+)
+
+
+async def wal_flushed(conn: Any) -> None:
+    """Wait until the WAL written so far is flushed: pg_walinspect reads only flushed WAL, and
+    the last records of a span (a VACUUM's, or any under `synchronous_commit = off`) may not be
+    yet (the WAL writer flushes them within `wal_writer_delay`)."""
+    end = await conn.fetchval("SELECT pg_current_wal_insert_lsn()")
+    for _ in range(200):
+        if await conn.fetchval("SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn", end):
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError("the WAL was not flushed in 10 s")
+
+
+@dataclass
+class RetentionPass:
+    form: str
+    rows: int
+    fill_s: float
+    removed: int
+    wall_s: float
+    use: ServerUse
+    vacuum_s: float
+    vacuum: ServerUse
+    page_ms: dict[str, float]  # median ms of a job's history page, by kind
+    page_buffers: dict[str, int]  # shared buffers the page read touches (EXPLAIN BUFFERS)
+    load: float
+    migrate_s: float | None = None  # the plain table's migration to partitions
+    migrate: ServerUse | None = None
+
+
+def history_sql(rows: int, jobs: int, start: datetime, days: int) -> str:
+    """`rows` history entries of `jobs` jobs, ending evenly over `days` days from `start`, ids
+    in time order (as the engine writes them); one in ten Failed."""
+    at = f"timestamptz '{start:%Y-%m-%d %H:%M:%S}+00'"
+    ended = f"{at} + (g::float8 / {rows}) * interval '{days} days'"
+    return (
+        "INSERT INTO job_history (job_id, action_name, status, retry_count, repeat_count,"
+        " expected_execution_time, start_time, end_time, message)"
+        f" SELECT (SELECT min(id) FROM jobs) + g % {jobs}, 'MainAction',"
+        " CASE WHEN g % 10 = 0 THEN 'Failed' ELSE 'Completed' END, 0, g / " + str(jobs) + ","
+        f" {ended}, {ended}, {ended},"
+        " 'Http Action - Response from host ''127.0.0.1'': ''OK'' Response Headers: Date'"
+        " FROM generate_series($1::bigint, $2::bigint) g"
+    )
+
+
+async def dashboard_read(db: Any, reads: int) -> tuple[float, int]:
+    """The dashboard's jobs list (`…/outcomes`: a collection's 1,000 jobs, each with its
+    newest 10 entries, `store.resources.history.latest_per_job`): the median ms of `reads`
+    reads of random collections, and the shared buffers of one."""
+    import random
+
+    from sqlalchemy import event, func, select
+
+    from horarium.store.core.schema import job_collections
+    from horarium.store.resources import history
+
+    rnd = random.Random(9)
+    async with db.connect() as conn:
+        ids = (await conn.execute(select(job_collections.c.id))).scalars().all()
+        first = (await conn.execute(select(func.min(job_collections.c.id)))).scalar()
+        times = []
+        for _ in range(max(1, reads // 10)):
+            t = time.perf_counter()
+            await history.latest_per_job(conn, rnd.choice(ids), 10)
+            times.append(time.perf_counter() - t)
+        seen: list[tuple[str, Any]] = []
+
+        def record(_c: Any, _cur: Any, sql: str, params: Any, *_rest: Any) -> None:
+            seen.append((sql, params))
+
+        event.listen(db.sync_engine, "before_cursor_execute", record)
+        try:
+            await history.latest_per_job(conn, first, 10)
+        finally:
+            event.remove(db.sync_engine, "before_cursor_execute", record)
+        sql, params = next(x for x in seen if "job_history" in x[0])
+        plan = await conn.exec_driver_sql(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params)
+        found = plan.scalar()
+    top = (json.loads(found) if isinstance(found, str) else found)[0]["Plan"]
+    return statistics.median(times) * 1e3, top["Shared Hit Blocks"] + top["Shared Read Blocks"]
+
+
+async def run_retention(
+    server_url: str, partitioned: bool, rows: int, jobs: int, reads: int
+) -> RetentionPass:
+    """Fill a store (at migration 0012, or at the head) with `rows` entries over 61 days, then
+    time one retention pass that removes the oldest day, and a job's history page."""
+    import random
+
+    import asyncpg
+    from alembic import command
+
+    from horarium.store.core.db import alembic_config, create_engine, migrate
+    from horarium.store.runs.partitions import drop_partitions_before, prepare_partitions
+    from horarium.store.runs.retention import delete_aged_history
+
+    now = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    cutoff = now - timedelta(days=RETENTION_DAYS)
+    start = cutoff - timedelta(days=1)
+    async with fresh_database(server_url) as url:
+        db = create_engine(url)
+        if partitioned:
+            await migrate(db)
+            for day in range(RETENTION_DAYS + 2):
+                await prepare_partitions(db, start + timedelta(days=day))
+        else:
+            async with db.begin() as conn:
+                await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0012"))
+        async with db.begin() as conn:
+            for statement in million_sql("postgresql", jobs, now):
+                await conn.exec_driver_sql(statement)
+        raw = await asyncpg.connect(url)
+        t0 = time.perf_counter()
+        step = 1_000_000
+        for low in range(0, rows, step):
+            await raw.execute(
+                history_sql(rows, jobs, start, RETENTION_DAYS + 1), low, min(low + step, rows) - 1
+            )
+        fill_s = time.perf_counter() - t0
+        await vacuum(db, "jobs, job_collections, job_history")
+        removed = await raw.fetchval("SELECT count(*) FROM job_history WHERE end_time < $1", cutoff)
+
+        rnd = random.Random(5)
+        first_job = await raw.fetchval("SELECT min(id) FROM jobs")
+        page_ms: dict[str, float] = {}
+        page_buffers: dict[str, int] = {}
+        kinds = {"newest 100": ("", 0), "$skip=900": ("", 900), "Failed": (" AND status = $3", 0)}
+        for kind, (status, skip) in kinds.items():
+            sql = _PAGE_SQL.format(status=status)
+            extra = ("Failed",) if status else ()
+            times = []
+            for _ in range(reads):
+                job = first_job + rnd.randrange(jobs)
+                t = time.perf_counter()
+                await raw.fetch(sql, job, skip, *extra)
+                times.append(time.perf_counter() - t)
+            page_ms[kind] = statistics.median(times) * 1e3
+            plan = await raw.fetch(
+                f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", first_job, skip, *extra
+            )
+            found = json.loads(plan[0][0])[0]["Plan"]
+            page_buffers[kind] = found["Shared Hit Blocks"] + found["Shared Read Blocks"]
+
+        ms, buffers = await dashboard_read(db, reads)
+        page_ms["dashboard, 1,000 jobs × 10"] = ms
+        page_buffers["dashboard, 1,000 jobs × 10"] = buffers
+
+        server = Server(url)
+        await server.open()
+        async with db.connect() as conn:  # the pool's connection, its backend measured
+            await conn.exec_driver_sql("SELECT 1")
+        await raw.execute("CHECKPOINT")
+        mark = await server.mark()
+        t0 = time.perf_counter()
+        await drop_partitions_before(db, cutoff)
+        await delete_aged_history(db, cutoff)
+        wall_s = time.perf_counter() - t0
+        await wal_flushed(raw)
+        use = await server.since(mark)
+        left = await raw.fetchval("SELECT count(*) FROM job_history WHERE end_time < $1", cutoff)
+        assert left == 0, left
+
+        mark = await server.mark()
+        t0 = time.perf_counter()
+        await raw.execute("VACUUM job_history")
+        vacuum_s = time.perf_counter() - t0
+        await wal_flushed(raw)
+        vacuum_use = await server.since(mark)
+
+        result = RetentionPass(
+            form="daily partitions (0014)" if partitioned else "one table (0012)",
+            rows=rows,
+            fill_s=fill_s,
+            removed=removed,
+            wall_s=wall_s,
+            use=use,
+            vacuum_s=vacuum_s,
+            vacuum=vacuum_use,
+            page_ms=page_ms,
+            page_buffers=page_buffers,
+            load=load1(),
+        )
+        if not partitioned:  # the existing table becomes a partition: its cost at this size
+            mark = await server.mark()
+            t0 = time.perf_counter()
+            await migrate(db)
+            result.migrate_s = time.perf_counter() - t0
+            await wal_flushed(raw)
+            result.migrate = await server.since(mark)
+        await server.close()
+        await raw.close()
+        await db.dispose()
+    return result
+
+
+async def part_retention(args: argparse.Namespace) -> None:
+    rows, jobs = args.history_rows, args.history_jobs
+    print(
+        f"## retention ({rows:,} history entries of {jobs:,} jobs over 61 days, PostgreSQL;"
+        " one pass removes the oldest day)\n",
+        flush=True,
+    )
+    results = [
+        await run_retention(args.postgres, partitioned, rows, jobs, args.requests)
+        for partitioned in (False, True)
+    ]
+    print(
+        "| form | fill s | entries removed | pass s | WAL KB (FPI KB) | server CPU s"
+        " | VACUUM after: s, WAL KB | load |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(
+            f"| {r.form} | {r.fill_s:.0f} | {r.removed:,} | {r.wall_s:.2f}"
+            f" | {r.use.wal_bytes / 1e3:,.1f} ({r.use.fpi_bytes / 1e3:,.1f}) | {r.use.cpu_s:.2f}"
+            f" | {r.vacuum_s:.1f}, {r.vacuum.wal_bytes / 1e3:,.1f} | {r.load:.1f} |"
+        )
+    print("\nWAL records of the pass:\n")
+    for r in results:
+        top = ", ".join(f"{k} {v:,}" for k, v in r.use.records.most_common(6))
+        print(f"- {r.form}: {top}")
+    kinds = list(results[0].page_ms)
+    print(
+        f"\nA job's history page ($top=100; median of {args.requests} reads of random jobs, ms;"
+        " shared buffers of one read):\n"
+    )
+    print("| form | " + " | ".join(kinds) + " |")
+    print("|---|" + "---:|" * len(kinds))
+    for r in results:
+        cells = " | ".join(f"{r.page_ms[k]:.2f} ms, {r.page_buffers[k]} buffers" for k in kinds)
+        print(f"| {r.form} | {cells} |")
+    for r in results:
+        if r.migrate is not None and r.migrate_s is not None:
+            print(
+                f"\nMigration 0014 of the one table ({r.rows - r.removed:,} entries):"
+                f" {r.migrate_s:.1f} s, WAL {r.migrate.wal_bytes / 1e3:,.1f} KB,"
+                f" server CPU {r.migrate.cpu_s:.1f} s"
+            )
+    print()
+
+
 # -- main ----------------------------------------------------------------------------------------
 
 
@@ -978,6 +1236,8 @@ async def main(args: argparse.Namespace) -> None:
         await part_workers(args)
     if "million" in parts:
         await part_million(args)
+    if "retention" in parts:
+        await part_retention(args)
     print(f"Load average at end: {load()}")
 
 
@@ -994,5 +1254,11 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=300, help="million: requests per kind")
     parser.add_argument(
         "--databases", default="sqlite,postgres", help="million: sqlite, postgres or both"
+    )
+    parser.add_argument(
+        "--history-rows", type=int, default=10_000_000, help="retention: history entries"
+    )
+    parser.add_argument(
+        "--history-jobs", type=int, default=10_000, help="retention: jobs they belong to"
     )
     run(main(parser.parse_args()))

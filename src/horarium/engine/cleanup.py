@@ -1,4 +1,6 @@
-"""The periodic retention task (indexed deletes, see `horarium.store.runs.retention`)."""
+"""The periodic retention task (indexed deletes, see `horarium.store.runs.retention`; on
+PostgreSQL also the history's daily partitions, made ahead and dropped whole:
+`horarium.store.runs.partitions`)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.clock import Clock
 from horarium.store.core.outages import is_outage
+from horarium.store.runs.partitions import drop_partitions_before, prepare_partitions
 from horarium.store.runs.retention import (
     CHECK_INS,
+    delete_aged_history,
     delete_history_before,
     delete_jobs_ended_before,
     trim_history,
@@ -27,11 +31,14 @@ FIRST_DELAY = 30.0
 
 
 async def clean_once(db: AsyncEngine, clock: Clock) -> dict[str, int]:
-    """One cleanup pass; returns how many entries and jobs each rule deleted."""
+    """One cleanup pass; returns how many entries and jobs each rule deleted (and how many
+    history partitions were made and dropped)."""
     now = clock.now()
     return {
+        "partitionsMade": await prepare_partitions(db, now),
         "trimmed": await trim_history(db, HISTORY_ENTRIES),
-        "aged": await delete_history_before(db, now - HISTORY_AGE),
+        "partitionsDropped": await drop_partitions_before(db, now - HISTORY_AGE),
+        "aged": await delete_aged_history(db, now - HISTORY_AGE),
         "jobs": await delete_jobs_ended_before(db, now - ENDED_JOB_AGE),
         "checkInsTrimmed": await trim_history(db, HISTORY_ENTRIES, CHECK_INS),
         "checkInsAged": await delete_history_before(db, now - HISTORY_AGE, CHECK_INS),
@@ -39,6 +46,11 @@ async def clean_once(db: AsyncEngine, clock: Clock) -> dict[str, int]:
 
 
 async def clean_forever(db: AsyncEngine, clock: Clock) -> None:
+    try:  # today's history partition before the first records, when it is missing
+        await prepare_partitions(db, clock.now())
+    except Exception as exc:
+        if not is_outage(exc):
+            log.exception("making the history partitions failed")
     await asyncio.sleep(FIRST_DELAY)
     while True:
         try:

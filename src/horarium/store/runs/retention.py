@@ -7,11 +7,15 @@ The per-job trim looks only at jobs with history written since its last pass: `e
 keeps the id of the newest entry it has examined, so a restart resumes where it stopped and
 every process of a cluster may run it (trimming twice deletes nothing more). Which of those
 jobs hold more than they keep is found by reads, without the write lock; only those are written
-to, a few per transaction, so check-ins and claims never wait long behind a pass."""
+to, a few per transaction, so check-ins and claims never wait long behind a pass.
+
+On PostgreSQL the history is partitioned by day (`store.runs.partitions`): age removes whole
+partitions, so an entry goes between 60 and 61 days after it ended; only the partitions that
+are not one day's have their rows deleted by age."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +26,7 @@ from horarium.model.enums import FINAL_JOB_STATES
 from horarium.store.core.db import write_transaction
 from horarium.store.core.schema import engine_marks, job_history, jobs, monitor_check_ins
 from horarium.store.resources.jobs import lock_executions
+from horarium.store.runs.partitions import aged_by_rows, partitions
 
 CHUNK = 2000
 OWNERS_PER_READ = 500  # owners counted by one read of the trim
@@ -57,6 +62,19 @@ async def delete_history_before(db: AsyncEngine, cutoff: datetime, kept: Kept = 
         total += done.rowcount
         if done.rowcount < CHUNK:
             return total
+
+
+async def delete_aged_history(db: AsyncEngine, cutoff: datetime) -> int:
+    """Delete the job history entries that ended before `cutoff` and that no partition's drop
+    removes (`partitions.drop_partitions_before`): all of them on SQLite; returns how many."""
+    async with db.connect() as conn:
+        existing = await partitions(conn)
+    if existing is None:
+        return await delete_history_before(db, cutoff)
+    total = 0
+    for table in aged_by_rows(existing):
+        total += await delete_history_before(db, cutoff, replace(HISTORY, table=table))
+    return total
 
 
 async def trim_history(db: AsyncEngine, keep: int, kept: Kept = HISTORY) -> int:
@@ -105,7 +123,9 @@ async def _keep_newest(conn: AsyncConnection, kept: Kept, owner_id: int, keep: i
         .scalar_subquery()
     )
     older = _skipping_locked(select(table.c.id).where(owner == owner_id, table.c.id < boundary))
-    done = await conn.execute(delete(table).where(table.c.id.in_(older)))
+    # The owner again: a partitioned history is then read by its (owner, id) index, not scanned
+    # whole for the ids (an id alone does not tell which partition holds it).
+    done = await conn.execute(delete(table).where(owner == owner_id, table.c.id.in_(older)))
     return done.rowcount
 
 
