@@ -27,7 +27,7 @@ from horarium.store.core import monitor_events
 from horarium.store.core.schema import job_collections, monitors
 from horarium.store.runs.transact import Transactor
 
-BATCH = 200  # monitors judged per transaction
+BATCH = 50  # monitors judged per transaction: a few ms of the write lock each
 
 _m = monitors.c
 
