@@ -183,7 +183,7 @@ class Server:
         """The CPU of this database's backends and the WAL of its transactions since `start`
         (call before the backends go: a backend's CPU is read while it runs)."""
         cpu = sum(cpu_ticks(pid) - start.cpu.get(pid, 0) for pid in await self.backends())
-        end = await self.conn.fetchval("SELECT pg_current_wal_flush_lsn()::text")
+        end = await self.flushed()
         rows = await self.conn.fetch(
             """
             WITH r AS (
@@ -217,6 +217,18 @@ class Server:
             records=records,
             commits=commits,
         )
+
+    async def flushed(self) -> str:
+        """The WAL written so far, once flushed (pg_walinspect reads only flushed WAL; with
+        `synchronous_commit = off` the last commits are flushed by the WAL writer later)."""
+        end = await self.conn.fetchval("SELECT pg_current_wal_insert_lsn()::text")
+        for _ in range(200):  # the WAL writer flushes every wal_writer_delay (200 ms)
+            if await self.conn.fetchval(
+                "SELECT pg_current_wal_flush_lsn() >= $1::text::pg_lsn", end
+            ):
+                break
+            await asyncio.sleep(0.05)
+        return str(end)
 
     async def sizes(self, tables: list[str]) -> dict[str, int]:
         """Bytes of each table (heap + TOAST) and of each of its indexes."""
