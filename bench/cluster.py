@@ -253,33 +253,16 @@ _TABLE = re.compile(r"\b(?:FROM|UPDATE|INTO)\s+(\w+)", re.IGNORECASE)
 class Statements:
     calls: Counter[str] = field(default_factory=Counter)
     rows: Counter[str] = field(default_factory=Counter)
-    _restore: Any = None
 
     def listen(self, db: Any) -> None:
         from sqlalchemy import event
 
         event.listen(db.sync_engine, "before_cursor_execute", self._seen)
-        self._restore = lambda: None
-        try:
-            from horarium.store.runs.pg_copy import CopyDialect
-        except ImportError:  # a version that writes history by INSERT (to measure it "before")
-            return
-        # The history COPY goes to asyncpg directly, past SQLAlchemy's events.
-        copy = CopyDialect.write_history
-
-        def counted(dialect: Any, conn: Any, statement: Any, rows: list[Any]) -> None:
-            self.calls["COPY job_history"] += 1
-            self.rows["COPY job_history"] += len(rows)
-            copy(dialect, conn, statement, rows)
-
-        CopyDialect.write_history = counted  # type: ignore[method-assign]
-        self._restore = lambda: setattr(CopyDialect, "write_history", copy)
 
     def forget(self, db: Any) -> None:
         from sqlalchemy import event
 
         event.remove(db.sync_engine, "before_cursor_execute", self._seen)
-        self._restore()
 
     def _seen(
         self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool

@@ -1,5 +1,5 @@
-"""On PostgreSQL the engine writes a record's history rows with one COPY
-(`store/runs/pg_copy.py`): the rows are exactly those of the plain form (`RunDialect`: one
+"""On PostgreSQL the engine writes a record's history rows with one INSERT of arrays
+(`store/runs/pg_arrays.py`): the rows are exactly those of the plain form (`RunDialect`: one
 INSERT per row)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.store.core.db import create_engine
 from horarium.store.core.sealing import Keyring
 from horarium.store.runs.dialect import RunDialect
-from horarium.store.runs.pg_copy import CopyDialect
+from horarium.store.runs.pg_arrays import ArrayDialect
 from tests.engine.dialect_scenario import run_scenario
 from tests.migrated_databases import migrated_pg_database
 
@@ -33,11 +33,11 @@ async def two_databases() -> AsyncIterator[list[AsyncEngine]]:
             await engine.dispose()
 
 
-async def test_copying_history_writes_the_same_rows_as_one_insert_per_row(
+async def test_history_in_one_insert_of_arrays_writes_the_same_rows_as_one_insert_per_row(
     two_databases: list[AsyncEngine],
 ) -> None:
-    plain_db, copying_db = two_databases
+    plain_db, arrays_db = two_databases
     plain = await run_scenario(plain_db, RunDialect())
-    copied = await run_scenario(copying_db, CopyDialect())
+    in_arrays = await run_scenario(arrays_db, ArrayDialect())
     assert len(plain["job_history"]) >= 8
-    assert copied == plain
+    assert in_arrays == plain
