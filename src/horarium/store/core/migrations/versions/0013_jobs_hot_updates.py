@@ -1,4 +1,4 @@
-"""jobs: room for HOT updates, and partial indexes on the columns NULL most of the time
+"""jobs: room for HOT updates, and partial indexes on the columns NULL for many rows
 
 Revision ID: 0013
 Revises: 0012
@@ -14,7 +14,7 @@ depends_on = None
 
 # PostgreSQL only (SQLite keeps its form): `jobs` pages keep room for the new versions of their
 # rows, so that a lease update (no indexed column) is HOT; and the indexes on columns that are
-# NULL most of the time receive no entry for a row whose value is NULL. A fillfactor applies to
+# NULL for many rows receive no entry for a row whose value is NULL. A fillfactor applies to
 # pages written from now on: `VACUUM FULL jobs` applies it to the whole table at once
 # (docs/operations.md).
 FILLFACTOR = 50
