@@ -131,6 +131,8 @@ _WAL_WORDS = {
     "Heap/LOCK": "row locks",
     "Heap/DELETE": "rows deleted",
     "Heap2/PRUNE": "pages pruned",
+    "Heap2/MULTI_INSERT": "multi-row insert records (COPY)",
+    "Heap2/MULTI_INSERT+INIT": "multi-row insert records (COPY)",
     "Btree/INSERT_LEAF": "entries inserted",
     "Btree/INSERT_POST": "entries inserted",
     "Transaction/COMMIT": "commits",
@@ -191,7 +193,7 @@ class Server:
         """The CPU of this database's backends and the WAL of its transactions since `start`
         (call before the backends go: a backend's CPU is read while it runs)."""
         cpu = sum(cpu_ticks(pid) - start.cpu.get(pid, 0) for pid in await self.backends())
-        end = await self.conn.fetchval("SELECT pg_current_wal_flush_lsn()::text")
+        end = await self.flushed()
         rows = await self.conn.fetch(
             """
             WITH r AS (
@@ -225,6 +227,18 @@ class Server:
             records=records,
             commits=commits,
         )
+
+    async def flushed(self) -> str:
+        """The WAL written so far, once flushed (pg_walinspect reads only flushed WAL; with
+        `synchronous_commit = off` the last commits are flushed by the WAL writer later)."""
+        end = await self.conn.fetchval("SELECT pg_current_wal_insert_lsn()::text")
+        for _ in range(200):  # the WAL writer flushes every wal_writer_delay (200 ms)
+            if await self.conn.fetchval(
+                "SELECT pg_current_wal_flush_lsn() >= $1::text::pg_lsn", end
+            ):
+                break
+            await asyncio.sleep(0.05)
+        return str(end)
 
     async def sizes(self, tables: list[str]) -> dict[str, int]:
         """Bytes of each table (heap + TOAST) and of each of its indexes."""
@@ -404,17 +418,41 @@ def print_costs(costs: list[Cost]) -> None:
             f" | {c.wal_bytes:,.0f} | {c.fpi_bytes:,.0f} | {c.commits:.4f} | {c.statements:.3f}"
             f" | {c.statement_rows:.2f} | {c.load:.1f} |"
         )
+    print("\nThe issue's figures per execution (from the WAL records below):\n")
+    print_by_kind("figure", [(c.label, headline(c)) for c in costs], ",.2f", keep_order=True)
     print("\nWAL records per execution, by relation and type (what was written and locked):\n")
     print_by_kind("relation: record", [(c.label, c.records) for c in costs], ".3f")
     print("\nStatements per execution (round trips; rows = parameter sets):\n")
     print_by_kind("statement", [(c.label, c.calls) for c in costs], ".4f")
 
 
-def print_by_kind(heading: str, columns: list[tuple[str, dict[str, float]]], form: str) -> None:
-    """A table of a row per kind (sorted) and a column per (label, figure by kind)."""
+def headline(c: Cost) -> dict[str, float]:
+    """WAL bytes, index entries (by table and in all) and `jobs` row versions per execution."""
+    r = c.records
+    jobs_entries = r.get("jobs indexes: entries inserted", 0.0)
+    history_entries = r.get("job_history indexes: entries inserted", 0.0)
+    hot = r.get("jobs: row versions, HOT updates", 0.0)
+    not_hot = r.get("jobs: row versions, updates not HOT", 0.0)
+    return {
+        "WAL bytes": c.wal_bytes,
+        "index entries, jobs": jobs_entries,
+        "index entries, job_history": history_entries,
+        "index entries, in all": jobs_entries + history_entries,
+        "jobs row versions": hot + not_hot,
+        "of which HOT": hot,
+        "statements (round trips)": c.statements,
+    }
+
+
+def print_by_kind(
+    heading: str, columns: list[tuple[str, dict[str, float]]], form: str, keep_order: bool = False
+) -> None:
+    """A table of a row per kind (sorted, or in the first column's order) and a column per
+    (label, figure by kind)."""
     print(f"| {heading} | " + " | ".join(label for label, _ in columns) + " |")
     print("|---|" + "---:|" * len(columns))
-    for k in sorted({k for _, figures in columns for k in figures}):
+    kinds = {k: None for _, figures in columns for k in figures}
+    for k in kinds if keep_order else sorted(kinds):
         values = " | ".join(f"{figures.get(k, 0):{form}}" for _, figures in columns)
         print(f"| {k} | {values} |")
 

@@ -87,3 +87,58 @@ def test_a_database_at_the_head_is_opened_without_loading_alembic(tmp_path: Path
     with engine.connect() as connection:
         assert connection.execute(REVISION).scalar() == head_revision()
     engine.dispose()
+
+
+_JOBS_FORM = """
+SELECT (SELECT reloptions FROM pg_class WHERE relname = 'jobs'),
+       array_agg(indexdef ORDER BY indexname)
+FROM pg_indexes WHERE tablename = 'jobs'
+"""
+
+
+@pytest.mark.postgres
+async def test_a_postgres_database_of_0012_gets_room_for_hot_updates_and_partial_indexes() -> None:
+    """Migration 0013 on a database holding jobs: `jobs` keeps room on its pages for the new
+    versions of its rows, and its indexes on mostly-NULL columns become partial; its rows stay.
+    Downgraded, the table and indexes are as 0012 made them."""
+    from sqlalchemy import text
+
+    with fresh_pg_database() as url:
+        engine = create_engine(url)
+        try:
+            async with engine.begin() as conn:
+                await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0012"))
+                await conn.execute(
+                    text(
+                        "INSERT INTO job_collections (key, subscription_id, resource_group, name,"
+                        " state, sku, document, created_at, updated_at) VALUES ('s/g/c', 's',"
+                        " 'g', 'c', 'Enabled', 'Standard', '{}', now(), now())"
+                    )
+                )
+                await conn.execute(
+                    text(
+                        "INSERT INTO jobs (collection_id, key, name, definition, state,"
+                        " schedule_set_at, created_at, updated_at, next_execution_at)"
+                        " SELECT id, 'j', 'j', '{}', 'Enabled', now(), now(), now(), now()"
+                        " FROM job_collections"
+                    )
+                )
+                before = (await conn.execute(text(_JOBS_FORM))).one()
+            await migrate(engine)
+            async with engine.begin() as conn:
+                options, indexes = (await conn.execute(text(_JOBS_FORM))).one()
+                assert (await conn.execute(text("SELECT count(*) FROM jobs"))).scalar() == 1
+                await conn.run_sync(lambda c: command.downgrade(alembic_config(c), "0012"))
+                after_downgrade = (await conn.execute(text(_JOBS_FORM))).one()
+        finally:
+            await engine.dispose()
+    assert before[0] is None
+    assert options == ["fillfactor=50"]
+    partial = {i.split(" ON ")[0].split()[-1]: i for i in indexes if " WHERE " in i}
+    assert sorted(partial) == [
+        "ix_jobs_ended_at",
+        "ix_jobs_next_execution_at",
+        "ix_jobs_paused_until",
+    ]
+    assert "WHERE (next_execution_at IS NOT NULL)" in partial["ix_jobs_next_execution_at"]
+    assert tuple(after_downgrade) == tuple(before)

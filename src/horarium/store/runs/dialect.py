@@ -48,6 +48,10 @@ class RunDialect:
         if rows:
             conn.execute(statement, rows)
 
+    def write_history(self, conn: Connection, statement: Any, rows: list[dict[str, Any]]) -> None:
+        """A record's history rows (`statement`: `Statements.insert_history`)."""
+        self.execute_many(conn, statement, rows)
+
 
 def _as_is(instant: datetime | None) -> datetime | None:
     return instant

@@ -41,7 +41,7 @@ def record(
     if not accepted:
         return set()
     stamp: Stamp = sql.dialect.stamper()
-    sql.dialect.execute_many(conn, sql.insert_history, [_history(a, stamp) for a in accepted])
+    sql.dialect.write_history(conn, sql.insert_history, [_history(a, stamp) for a in accepted])
     first = [a for a in accepted if a.execution.run_id is None]
     later = [a for a in accepted if a.execution.run_id is not None]
     _continue_first(conn, sql, first, now)

@@ -40,6 +40,21 @@ JOB_INFO = (
     job_collections.c.notify_events,
 )
 
+# A history row as a record writes it: column -> the key of its value in the row's parameters.
+HISTORY_ENTRY = {
+    "job_id": "entry_job",
+    "execution_tag": "entry_tag",
+    "action_name": "entry_action",
+    "status": "entry_status",
+    "retry_count": "entry_retry",
+    "repeat_count": "entry_repeat",
+    "expected_execution_time": "entry_expected",
+    "start_time": "entry_start",
+    "end_time": "entry_end",
+    "message": "entry_message",
+}
+_INSTANTS = ("expected_execution_time", "start_time", "end_time")
+
 _IDS: BindParameter[Any] = bindparam("ids", expanding=True)
 _OWNER = bindparam("owner", type_=jobs.c.lease_owner.type)
 _NOW = bindparam("now", type_=jobs.c.lease_expires_at.type)
@@ -224,16 +239,10 @@ class Statements:
         )
         stamp = dialect.stamp_type()
         self.insert_history = insert(job_history).values(
-            job_id=bindparam("entry_job"),
-            execution_tag=bindparam("entry_tag"),
-            action_name=bindparam("entry_action"),
-            status=bindparam("entry_status"),
-            retry_count=bindparam("entry_retry"),
-            repeat_count=bindparam("entry_repeat"),
-            expected_execution_time=bindparam("entry_expected", type_=stamp),
-            start_time=bindparam("entry_start", type_=stamp),
-            end_time=bindparam("entry_end", type_=stamp),
-            message=bindparam("entry_message"),
+            {
+                column: bindparam(key, type_=stamp if column in _INSTANTS else None)
+                for column, key in HISTORY_ENTRY.items()
+            }
         )
         self.after_first, self.after_later = _status_updates(stamp)
         self.insert_runs = insert(job_executions)

@@ -15,6 +15,7 @@ from horarium.store.runs import deadlines, leases, recording
 from horarium.store.runs.claims import Claimer
 from horarium.store.runs.dialect import RunDialect
 from horarium.store.runs.nodes import Node, Nodes
+from horarium.store.runs.pg_arrays import ArrayDialect
 from horarium.store.runs.sqlite_fast import FastSQLiteDialect
 from horarium.store.runs.statements import Statements
 from horarium.store.runs.transact import Transactor
@@ -22,10 +23,11 @@ from horarium.store.runs.vocabulary import Attempt, Claimed, Decision, DueJob, S
 
 
 def dialect_of(db: AsyncEngine) -> RunDialect:
-    """The dialect the engine uses on `db`: on SQLite its fast path, else PostgreSQL's."""
+    """The dialect the engine uses on `db`: on SQLite its fast path, else PostgreSQL's with a
+    record's history rows in one statement."""
     if db.dialect.name == "sqlite":
         return FastSQLiteDialect()
-    return RunDialect()
+    return ArrayDialect()
 
 
 class RunStore(Protocol):

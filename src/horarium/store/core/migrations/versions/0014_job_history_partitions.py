@@ -10,14 +10,14 @@ table is dropped instead of attached. The id sequence is kept (the history trim'
 Downgrade copies every entry back into one plain table.
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 """
 
 from alembic import op
 from sqlalchemy import text
 
 revision = "0014"
-down_revision = "0012"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
