@@ -95,6 +95,14 @@ async def test_the_cleanup_makes_the_days_partitions_ahead(db: AsyncEngine) -> N
             "ix_job_history_job_id_status_id_p20300110",
             "pk_job_history_p20300110",
         ]
+        # end_time: a BRIN (rows come in end_time order; no index entry per row written).
+        method = await conn.execute(
+            text(
+                "SELECT am.amname FROM pg_class c JOIN pg_am am ON am.oid = c.relam"
+                " WHERE c.relname = 'ix_job_history_end_time_p20300110'"
+            )
+        )
+        assert method.scalar() == "brin"
 
 
 async def test_nodes_making_partitions_at_once_make_each_once(db: AsyncEngine) -> None:
@@ -253,7 +261,9 @@ async def test_migration_attaches_the_existing_table_keeping_every_row_and_id() 
                 indexes = await conn.execute(
                     text("SELECT count(*) FROM pg_indexes WHERE tablename LIKE 'job_history_b%'")
                 )
-                assert indexes.scalar() == 4  # its own, adopted: none built again
+                # Its own four, adopted (its btree on end_time keeps serving its row-by-row
+                # ageing), and the partitions' BRIN on end_time, built by the attachment.
+                assert indexes.scalar() == 5
             assert now_rows == old
             await _write(db, [_entry(job, now, 10)])
             assert max(await _where(db)) == max(old) + 1  # the same id sequence

@@ -115,7 +115,9 @@ def index_statements(partition: str) -> list[str]:
     for index in sorted(job_history.indexes, key=lambda i: str(i.name)):
         columns = [column.name for column in index.columns]
         name = f"ix_{PARENT}_{'_'.join(columns)}_{suffix}"
-        made.append(f"CREATE INDEX {name} ON {partition} ({', '.join(columns)})")
+        method = index.dialect_options["postgresql"]["using"]
+        using = f"USING {method} " if method else ""
+        made.append(f"CREATE INDEX {name} ON {partition} {using}({', '.join(columns)})")
     return made
 
 
