@@ -38,6 +38,8 @@ METHODS = {"ix_job_history_end_time": "brin"}  # in partitions; btree otherwise
 
 def _using(name: str) -> str:
     return f"USING {METHODS[name]} " if name in METHODS else ""
+
+
 FOREIGN_KEY = (
     "FOREIGN KEY (job_id) REFERENCES jobs (id) ON DELETE CASCADE"  # fk_job_history_job_id_jobs
 )
