@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 from sqlalchemy import insert, select, text
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.schema import CreateTable
 
 from horarium.api.ping_ops import CheckIn, record
 from horarium.engine.notifying import Notifier
@@ -155,6 +157,29 @@ async def test_ids_past_32_bits_are_recorded_delivered_and_trimmed(
     async with db.connect() as conn:
         [kept] = await _ids(conn, monitor_check_ins, monitor_id=monitor)
     assert await _mark(db, CHECK_INS.mark) == kept > check_in
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+async def test_sqlite_keeps_its_rowid_ids(db: AsyncEngine) -> None:
+    """On SQLite each growing table's id is still `INTEGER PRIMARY KEY`, the rowid itself (no
+    AUTOINCREMENT: the next id follows the largest), as the schema compiles it and as the
+    migrations made it."""
+    for table in GROWING:
+        ddl = str(CreateTable(table).compile(dialect=sqlite.dialect()))
+        assert "\tid INTEGER NOT NULL" in ddl and "PRIMARY KEY (id)" in ddl, ddl
+        assert "AUTOINCREMENT" not in ddl
+    async with db.connect() as conn:
+        for table in GROWING:
+            info = await conn.exec_driver_sql(f"PRAGMA table_info({table.name})")
+            assert [(r.type, r.pk) for r in info if r.name == "id"] == [("INTEGER", 1)]
+            rowid = await conn.exec_driver_sql(
+                f"SELECT count(*) FROM {table.name} WHERE id IS NOT rowid"
+            )
+            assert rowid.scalar() == 0
+        made = await conn.exec_driver_sql(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'"
+        )
+        assert made.scalar() == 0
 
 
 async def _queued(db: AsyncEngine) -> list[int]:
