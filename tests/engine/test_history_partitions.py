@@ -234,6 +234,7 @@ async def test_the_trim_reads_a_jobs_entries_by_index_in_every_partition(db: Asy
 async def _to(engine: AsyncEngine, revision: str, way: str = "upgrade") -> None:
     async with engine.begin() as conn:
         await conn.run_sync(lambda c: getattr(command, way)(alembic_config(c), revision))
+    await engine.dispose()  # as `migrate` does: no statement prepared on the types before
 
 
 async def test_migration_attaches_the_existing_table_keeping_every_row_and_id() -> None:

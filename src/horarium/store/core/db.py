@@ -116,11 +116,12 @@ class SchemaError(Exception):
     """The database cannot be brought to this version's schema (Alembic's reason)."""
 
 
-def _upgrade(connection: Connection) -> None:
+def _upgrade(connection: Connection) -> bool:
     """Apply the migrations the database lacks, unless it is at this version's head already
-    (then Alembic is not even loaded: a process on an up-to-date database starts sooner)."""
+    (then Alembic is not even loaded: a process on an up-to-date database starts sooner).
+    Returns whether it ran Alembic."""
     if _current_revision(connection) == head_revision():
-        return
+        return False
     from alembic import command
     from alembic.util.exc import CommandError
 
@@ -128,6 +129,7 @@ def _upgrade(connection: Connection) -> None:
         command.upgrade(alembic_config(connection), "head")
     except CommandError as exc:
         raise SchemaError(str(exc)) from exc
+    return True
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -176,11 +178,15 @@ async def migrate(engine: AsyncEngine) -> None:
         if postgres:
             # One migrator at a time when several processes start together.
             await conn.execute(text("SELECT pg_advisory_xact_lock(7212345)"))
-        await conn.run_sync(_upgrade)
+        migrated = await conn.run_sync(_upgrade)
         if postgres:
             stale = (await conn.execute(_UNANALYZED)).scalars().all()
             if stale:
                 await conn.execute(text(f"ANALYZE {', '.join(stale)}"))
+    if migrated and postgres:
+        # Statements the pool's connections prepared before may return the types a migration
+        # changed (asyncpg then refuses each once): they are replaced by new connections.
+        await engine.dispose()
 
 
 _sqlite_write_locks: WeakKeyDictionary[AsyncEngine, asyncio.Lock] = WeakKeyDictionary()

@@ -23,6 +23,11 @@ from sqlalchemy import (
 
 from horarium.store.core.types import UTCDateTime
 
+# The id of a table that gains a row per execution or event: 64-bit on PostgreSQL (an int4 id
+# runs out after 2^31 rows, and retention never gives ids back); on SQLite INTEGER, the rowid
+# alias, already 64-bit.
+GROWING_ID = BigInteger().with_variant(Integer(), "sqlite")
+
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -123,7 +128,7 @@ for _column in (
 job_history = Table(
     "job_history",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),  # newest first = id desc
+    Column("id", GROWING_ID, primary_key=True, autoincrement=True),  # newest first = id desc
     Column("job_id", Integer, ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
     Column("execution_tag", String(64), nullable=True),
     Column("action_name", String(20), nullable=False),  # MainAction / ErrorAction
@@ -148,7 +153,7 @@ job_history = Table(
 job_executions = Table(
     "job_executions",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("id", GROWING_ID, primary_key=True, autoincrement=True),
     Column("job_id", Integer, ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
     Column("execution_tag", String(32), nullable=False),
     # scheduled / last (ends a recurring series) / once (a one-time job's run) / run_now
@@ -255,7 +260,7 @@ nodes = Table(
 notifications = Table(
     "notifications",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("id", GROWING_ID, primary_key=True, autoincrement=True),
     Column("collection_id", Integer, nullable=False),
     Column("event", String(30), nullable=False),
     Column("body", Text, nullable=False),
@@ -303,7 +308,7 @@ monitors = Table(
 monitor_check_ins = Table(
     "monitor_check_ins",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("id", GROWING_ID, primary_key=True, autoincrement=True),
     Column("monitor_id", Integer, ForeignKey("monitors.id", ondelete="CASCADE"), nullable=False),
     Column("kind", String(10), nullable=False),  # Success / Start / Fail
     Column("exit_code", Integer, nullable=True),
