@@ -38,6 +38,7 @@ from horarium.process.head_timeout import with_head_timeout
 from horarium.process.opening import fail, prepare
 from horarium.process.ports import bind
 from horarium.process.probe_server import ProbeServer
+from horarium.store.core.checkpoints import checkpoint_forever
 from horarium.store.core.db import create_engine
 from horarium.store.core.sealing import Keyring
 from horarium.store.resources.access import Store
@@ -66,6 +67,7 @@ def create_app(
         stop = None
         listener = None
         watching = asyncio.create_task(LAG.watch(), name="horarium-loop-lag")
+        checkpoints = asyncio.create_task(checkpoint_forever(db), name="horarium-checkpoints")
         try:
             app.state.store = Store(db)
             app.state.settings = settings
@@ -113,6 +115,7 @@ def create_app(
             if authenticator is not None:
                 await authenticator.close()
             await cancel_and_wait(watching)
+            await cancel_and_wait(checkpoints)
             offload.shut_down()
             store = getattr(app.state, "store", None)
             if store is not None:

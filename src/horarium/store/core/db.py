@@ -47,10 +47,16 @@ def async_url(url: str) -> str:
     raise ValueError(f"database: unsupported URL scheme {u.drivername!r} (sqlite or postgresql)")
 
 
+# Checkpoints are `store.core.checkpoints`' (off the write path); a commit checkpoints the log
+# itself only past this many pages (~80 MB), a backstop should that task stop.
+WAL_BACKSTOP_PAGES = 20_000
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_BACKSTOP_PAGES}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
