@@ -10,7 +10,12 @@ from pathlib import Path
 from sqlalchemy import text
 
 from horarium.store.core.checkpoints import checkpoint, checkpoint_forever
-from horarium.store.core.db import WAL_BACKSTOP_PAGES, create_engine, sync_sqlite_engine
+from horarium.store.core.db import (
+    WAL_AUTOCHECKPOINT_PAGES,
+    WAL_BACKSTOP_PAGES,
+    create_engine,
+    sync_sqlite_engine,
+)
 
 
 async def _write_pages(db, rows: int) -> None:  # type: ignore[no-untyped-def]
@@ -21,12 +26,14 @@ async def _write_pages(db, rows: int) -> None:  # type: ignore[no-untyped-def]
 
 
 async def test_commits_leave_the_log_to_the_background_checkpoint(tmp_path: Path) -> None:
-    db = create_engine(f"sqlite:///{tmp_path}/store.sqlite3")
+    db = create_engine(f"sqlite:///{tmp_path}/store.sqlite3", background_checkpoints=True)
     sync = sync_sqlite_engine(db)
+    plain = create_engine(f"sqlite:///{tmp_path}/other.sqlite3")  # no task: SQLite's own
     try:
-        async with db.connect() as conn:
-            found = (await conn.execute(text("PRAGMA wal_autocheckpoint"))).scalar()
-        assert found == WAL_BACKSTOP_PAGES
+        for engine, pages in ((db, WAL_BACKSTOP_PAGES), (plain, WAL_AUTOCHECKPOINT_PAGES)):
+            async with engine.connect() as conn:
+                found = (await conn.execute(text("PRAGMA wal_autocheckpoint"))).scalar()
+            assert found == pages
         await _write_pages(db, 3000)  # past SQLite's default of 1,000 pages: still in the log
         busy, log_pages, copied = await asyncio.to_thread(checkpoint, sync)
         assert busy == 0 and log_pages > 1000 and copied == log_pages
@@ -46,3 +53,4 @@ async def test_commits_leave_the_log_to_the_background_checkpoint(tmp_path: Path
     finally:
         sync.dispose()
         await db.dispose()
+        await plain.dispose()

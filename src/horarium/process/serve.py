@@ -62,7 +62,10 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = create_engine(
-            settings.database_url, keyring=keyring, timeout=settings.database_timeout
+            settings.database_url,
+            keyring=keyring,
+            timeout=settings.database_timeout,
+            background_checkpoints=True,  # the `checkpoints` task below
         )
         stop = None
         listener = None

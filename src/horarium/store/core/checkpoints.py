@@ -7,7 +7,8 @@ milliseconds, and every check-in, claim and API write queued behind it waits as 
 process that owns the file (`horarium serve`) checkpoints from a connection of its own on a
 thread every `INTERVAL` seconds, `PASSIVE` (it copies what no reader still needs, never waits
 for or blocks a writer), and the commits' own checkpoint is kept only as a backstop
-(`db.WAL_BACKSTOP_PAGES`, far past what a second of writes makes) should this task stop.
+(`db.WAL_BACKSTOP_PAGES`, far past what a second of writes makes) should this task stop: its
+engine is made with `create_engine(..., background_checkpoints=True)`.
 """
 
 from __future__ import annotations

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, WeakSet
 
 from sqlalchemy import create_engine as sa_create_engine
 from sqlalchemy import event, inspect, text
@@ -47,35 +48,49 @@ def async_url(url: str) -> str:
     raise ValueError(f"database: unsupported URL scheme {u.drivername!r} (sqlite or postgresql)")
 
 
-# Checkpoints are `store.core.checkpoints`' (off the write path); a commit checkpoints the log
-# itself only past this many pages (~80 MB), a backstop should that task stop.
+# A commit checkpoints the log itself past this many pages (SQLite's default); with
+# `background_checkpoints` (serve runs `store.core.checkpoints`, off the write path) only past
+# WAL_BACKSTOP_PAGES (~80 MB), a backstop should that task stop.
+WAL_AUTOCHECKPOINT_PAGES = 1000
 WAL_BACKSTOP_PAGES = 20_000
+_checkpointed_elsewhere: WeakSet[AsyncEngine] = WeakSet()
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_pragmas(
+    dbapi_connection: Any, _record: Any, autocheckpoint: int = WAL_AUTOCHECKPOINT_PAGES
+) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_BACKSTOP_PAGES}")
+    cursor.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
 
 
 def create_engine(
-    url: str, *, keyring: Keyring | None = None, timeout: float | None = None, **kwargs: Any
+    url: str,
+    *,
+    keyring: Keyring | None = None,
+    timeout: float | None = None,
+    background_checkpoints: bool = False,
+    **kwargs: Any,
 ) -> AsyncEngine:
     """An async engine; for SQLite the file is made private (see above) and WAL mode switched
     on. `keyring` seals and opens the secrets of the job definitions (`store.core.sealing`).
     `timeout` (PostgreSQL): seconds a statement may take, waiting on the network included;
     past it the statement is cancelled with `TimeoutError` (an outage, `store.core.outages`).
-    None: no limit (migrations, key rotation: work that may rightly take long)."""
+    None: no limit (migrations, key rotation: work that may rightly take long).
+    `background_checkpoints` (SQLite): the caller runs `store.core.checkpoints` on it, and its
+    commits checkpoint only as a backstop."""
     full = make_url(async_url(url))
     if full.drivername.startswith("sqlite"):
         if full.database and full.database != ":memory:":
             private_sqlite_file(Path(full.database))
         engine = create_async_engine(full, **kwargs)
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        if background_checkpoints:
+            _checkpointed_elsewhere.add(engine)
+        event.listen(engine.sync_engine, "connect", _pragmas_of(engine))
     else:
         kwargs.setdefault("pool_size", 10)
         kwargs.setdefault("max_overflow", 20)
@@ -210,8 +225,14 @@ def sync_sqlite_engine(engine: AsyncEngine) -> Engine:
     """A blocking engine on the same SQLite file, with the same settings (for work done on a
     thread of its own: `horarium.store.runs.transact`)."""
     sync = sa_create_engine(engine.url.set(drivername="sqlite+pysqlite"))
-    event.listen(sync, "connect", _sqlite_pragmas)
+    event.listen(sync, "connect", _pragmas_of(engine))
     return sync
+
+
+def _pragmas_of(engine: AsyncEngine) -> Callable[[Any, Any], None]:
+    """The connect listener of `engine`'s SQLite connections (and of its blocking twin's)."""
+    pages = WAL_BACKSTOP_PAGES if engine in _checkpointed_elsewhere else WAL_AUTOCHECKPOINT_PAGES
+    return partial(_sqlite_pragmas, autocheckpoint=pages)
 
 
 @asynccontextmanager
