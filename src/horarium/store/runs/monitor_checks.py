@@ -20,8 +20,7 @@ from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from horarium.model.monitor import grace_of, max_runtime_of
-from horarium.model.monitor_status import Watch, judge
+from horarium.model.monitor_status import Watch, judge, watch_of
 from horarium.model.names import CollectionName
 from horarium.store.core import monitor_events
 from horarium.store.core.schema import job_collections, monitors
@@ -122,12 +121,8 @@ def _judge_batch(conn: Connection, now: datetime) -> tuple[int, int]:
 
 
 def _watch(row: Any) -> Watch:
-    return Watch(
-        status=row.status,
-        expected_at=row.expected_at,
-        started_at=row.started_at,
-        grace=grace_of(row.definition),
-        max_runtime=max_runtime_of(row.definition),
+    return watch_of(
+        row.definition, status=row.status, expected_at=row.expected_at, started_at=row.started_at
     )
 
 
