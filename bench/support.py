@@ -1,6 +1,6 @@
-"""What the benchmarks share: the machine's load, a process's CPU and memory, ports, the HTTP
-sink, PostgreSQL databases, `horarium` processes, stored jobs, a fixed clock, a no-op action,
-and the table of current figures at the top of docs/benchmarks.md (`record_figures`).
+"""What the benchmarks share: the machine's load and stolen CPU, a process's CPU and memory,
+ports, the HTTP sink, PostgreSQL databases, `horarium` processes, stored jobs, a fixed clock, a
+no-op action, and the table of current figures at the top of docs/benchmarks.md (`record_figures`).
 
 A plain module, not a benchmark: the scripts run as files (`.venv/bin/python bench/X.py`), so
 this folder is first on `sys.path` and `from support import ...` finds it. Nothing here imports
@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Mapping, Sequence
@@ -54,6 +55,47 @@ def cpu_ticks(pid: int) -> int:
     except OSError:
         return 0
     return int(fields[11]) + int(fields[12])
+
+
+def _cpu_times() -> tuple[int, int]:
+    """The machine's (stolen, total) CPU ticks so far, from /proc/stat's first line."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return fields[7], sum(fields[:8])  # user … steal; guest time is counted in user already
+
+
+class StolenCpu:
+    """The share of the machine's CPU time the hypervisor gave to other guests (`steal`) while
+    in the `with` block: over the whole block (`overall`) and in its worst `every`-second
+    sample (`worst`), both 0 to 1. A sampling thread reads /proc/stat. A run whose worst sample
+    is high was not quiet, whatever its load average says: the guest was not running."""
+
+    def __init__(self, every: float = 0.5) -> None:
+        self.every = every
+        self.overall = self.worst = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> StolenCpu:
+        self._first = self._last = _cpu_times()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        stolen, total = (now - then for now, then in zip(_cpu_times(), self._first, strict=True))
+        self.overall = stolen / total if total else 0.0
+
+    def _sample(self) -> None:
+        while not self._done.wait(self.every):
+            now = _cpu_times()
+            stolen, total = (a - b for a, b in zip(now, self._last, strict=True))
+            self._last = now
+            if total:
+                self.worst = max(self.worst, stolen / total)
+
+    def __str__(self) -> str:
+        return f"{self.overall:.1%} (worst {self.every:g} s: {self.worst:.0%})"
 
 
 def rss_mb(pid: int | str = "self") -> float:
