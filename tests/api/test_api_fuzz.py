@@ -6,7 +6,8 @@ explore different requests; `-m long_fuzz` runs the same passes with `LONG_EXAMP
 free path parameters (mostly names that do not exist, or are not valid names); path parameters
 pinned to an existing collection and job so that generated bodies and queries reach the
 validation and the store; and the same with a lone surrogate or a NUL in every string of every
-generated body. Requests carry the server's admin token (`server.auth_headers()`).
+generated body. Requests carry the server's admin token (`server.auth_headers()`). On SQLite
+here, on PostgreSQL in tests/api/test_api_fuzz_postgres.py.
 """
 
 from __future__ import annotations
@@ -44,12 +45,17 @@ PINNED = {
 }
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+# The database of the server this module's tests fuzz: tests/api/test_api_fuzz_postgres.py runs
+# the same tests on PostgreSQL (a module of its own, so that another worker runs it meanwhile).
+DATABASE = "sqlite"
+
+
+@pytest.fixture(scope="module")
 def fuzz_server(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[ServerProcess]:
-    workdir: Path = tmp_path_factory.mktemp(f"fuzz-{request.param}")
-    if request.param == "postgres":
+    """A server on the database named by the test's module (`DATABASE`)."""
+    database: str = request.module.DATABASE
+    workdir: Path = tmp_path_factory.mktemp(f"fuzz-{database}")
+    if database == "postgres":
         with migrated_pg_database() as url, running_server(workdir, database=url) as server:
             yield server
     else:
