@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.api import collection_ops, job_ops
 from horarium.engine.scheduler import Scheduler
 from horarium.model.names import CollectionName
+from horarium.store.core.probes import due_backlog
 from horarium.store.resources import collections as collections_store
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
@@ -25,6 +26,12 @@ async def set_collection_state(db: AsyncEngine, state: str, now: datetime) -> No
     """POST …/enable, …/disable, or a PATCH of the collection's state, as the API does it."""
     async with db.begin() as conn:
         await collection_ops.set_state(conn, COLLECTION, state, now)
+
+
+async def backlog(db: AsyncEngine, now: datetime) -> int:
+    """`horarium_due_backlog` as `/metrics` reads it."""
+    async with db.connect() as conn:
+        return await due_backlog(conn, now)
 
 
 @pytest.mark.parametrize("paused", ["Suspended", "Disabled"])
@@ -45,8 +52,10 @@ async def test_a_pending_retry_waits_for_its_collection_and_runs_when_it_is_enab
     assert await scheduler.drain() == 0
     assert len(sink.on("/f")) == 1
     assert len(await store.pending(job)) == 1  # kept, not dropped
+    assert await backlog(db, clock.now()) == 0  # /metrics: nothing a process may claim
 
     await set_collection_state(db, "Enabled", clock.advance(seconds=5))
+    assert await backlog(db, clock.now()) == 1
     assert (await store.job(job)).state == "Enabled"  # the series' last execution goes on
     assert await scheduler.drain() == 1  # at once, however late
     completed, failed = await store.history(job)

@@ -128,8 +128,8 @@ def count_in_flight(dispatcher: _Running) -> None:
 IN_FLIGHT.set_function(lambda: float(sum(d.in_flight for d in list(_dispatchers))))
 DUE_BACKLOG = Gauge(
     "horarium_due_backlog",
-    "Executions due now that no process holds (database-wide: every process reports the same"
-    " value; read when scraped, at most every few seconds).",
+    "Executions due now that no process holds, in Enabled collections (database-wide: every"
+    " process reports the same value; read when scraped, at most every few seconds).",
 )
 LIVE_NODES = Gauge(
     "horarium_live_nodes",

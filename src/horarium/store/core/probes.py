@@ -1,5 +1,6 @@
 """The store's questions of the health checks and the metrics: is the schema the one this
-version migrates to, how many executions are due that nobody holds, how many nodes beat. All
+version migrates to, how many executions are due that a process may claim and nobody holds,
+how many nodes beat. All
 are cheap: one row, and indexed ranges."""
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from horarium.model.enums import JobState
+from horarium.model.enums import CollectionState, JobState
 from horarium.store.core.revisions import REVISION
-from horarium.store.core.schema import job_executions, jobs, nodes
+from horarium.store.core.schema import job_collections, job_executions, jobs, nodes
 
 
 async def schema_revision(conn: AsyncConnection) -> str | None:
@@ -22,15 +23,33 @@ async def schema_revision(conn: AsyncConnection) -> str | None:
 
 
 async def due_backlog(conn: AsyncConnection, now: datetime) -> int:
-    """Executions due at `now` that no process holds: Enabled jobs whose next execution is due
-    and unleased (or whose lease ran out), and retries, error actions and run-now requests
-    due (a held one's `due_at` is its lease expiry, so `due_at <= now` is unheld)."""
+    """Executions due at `now` that a process may claim and none holds, in Enabled collections
+    (a Suspended or Disabled one holds its work back: `engine_status.due_backlog` counts that
+    apart): Enabled jobs whose next execution is due and unleased (or whose lease ran out), and
+    retries, error actions and run-now requests due (a held one's `due_at` is its lease expiry,
+    so `due_at <= now` is unheld)."""
+    # As a NOT EXISTS per due row (an anti-join): with an ENABLED join PostgreSQL's planner may
+    # read a collection's whole jobs index, so the count would grow with the jobs stored.
+    stopped = (
+        select(job_collections.c.id)
+        .where(
+            job_collections.c.id == jobs.c.collection_id,
+            job_collections.c.state != CollectionState.ENABLED,
+        )
+        .exists()
+    )
     due_jobs = select(func.count()).where(
         jobs.c.next_execution_at <= now,
         jobs.c.state == JobState.ENABLED,
         or_(jobs.c.lease_owner.is_(None), jobs.c.lease_expires_at <= now),
+        ~stopped,
     )
-    due_runs = select(func.count()).where(job_executions.c.due_at <= now)
+    due_runs = (
+        select(func.count())
+        .select_from(job_executions)
+        .join(jobs, jobs.c.id == job_executions.c.job_id)
+        .where(job_executions.c.due_at <= now, ~stopped)
+    )
     first = (await conn.execute(due_jobs)).scalar_one()
     later = (await conn.execute(due_runs)).scalar_one()
     return int(first) + int(later)
