@@ -7,8 +7,8 @@
 import { call, listAll, paths } from "./api.js";
 import { calendarLink, daysTable, effectsList, zonesOf } from "./calendars.js";
 import { errorBox, h, replace } from "./dom.js";
+import { livePreview } from "./preview.js";
 
-const DEBOUNCE_MS = 400;
 const enc = encodeURIComponent;
 const WINDOWS = [["7", "next 7 days"], ["31", "next 31 days"], ["92", "next 92 days"]];
 
@@ -110,35 +110,17 @@ export async function calendarFormPage(view, [group, collection, calendarName]) 
   }
 
   // -- the live preview
-  let timer = null;
-  let asked = 0;
-  let touched = editing;
-  function schedulePreview() {
-    touched = true;
-    clearTimeout(timer);
-    preview.classList.add("busy");
-    timer = setTimeout(runPreview, DEBOUNCE_MS);
-  }
-
-  async function runPreview() {
-    const ticket = ++asked;
+  function ask() {
     const days = Number(windowSelect.value);
     const start = new Date();
     const end = new Date(start.getTime() + days * 86_400_000);
     const previewName = name.value.trim() || "new-calendar";
-    try {
-      const answer = await call("POST", `${base}/calendars/${enc(previewName)}/upcoming`, {
-        body: body(), query: { from: start.toISOString(), to: end.toISOString(), timeZone: zoneSelect.value },
-      });
-      if (ticket === asked) draw(answer, null);
-    } catch (e) {
-      if (ticket === asked && e.status !== 401) draw(null, e);
-    }
+    return call("POST", `${base}/calendars/${enc(previewName)}/upcoming`, {
+      body: body(), query: { from: start.toISOString(), to: end.toISOString(), timeZone: zoneSelect.value },
+    });
   }
 
-  function draw(answer, error) {
-    preview.classList.remove("busy");
-    preview.dataset.version = String(Number(preview.dataset.version) + 1);
+  function draw(answer, error, touched) {
     clearErrors();
     const title = h("h2", {}, "Preview");
     if (error && !touched) {
@@ -158,6 +140,9 @@ export async function calendarFormPage(view, [group, collection, calendarName]) 
       editing ? null : h("p", { class: "hint" }, "No job can list a calendar before it is saved."),
       effectsList(answer.jobs, group, collection, zone, "preview-effects"));
   }
+
+  const live = livePreview(preview, { touched: editing, ask, draw });
+  const schedulePreview = live.changed;
 
   async function readFile() {
     const file = icalFile.files?.[0];
@@ -228,6 +213,6 @@ export async function calendarFormPage(view, [group, collection, calendarName]) 
       " / ", editing ? `calendar ${calendarName}` : "new calendar"),
     h("div", { class: "heading" }, h("h1", {}, editing ? `Edit calendar ${calendarName}` : "New calendar")),
     h("div", { class: "form-layout" }, h("div", { class: "card" }, form), h("aside", { class: "card" }, preview)));
-  runPreview();
-  return () => clearTimeout(timer);
+  live.now();
+  return live.stop;
 }

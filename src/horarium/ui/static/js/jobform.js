@@ -4,6 +4,7 @@
 // start with the field's path; they are shown next to that field.
 import { ApiError, call, paths } from "./api.js";
 import { errorBox, h, replace } from "./dom.js";
+import { livePreview } from "./preview.js";
 import {
   FIELDS, P, S, fieldOf, getIn, input, mergePatch, pruneEmpty, select, setIn, withoutMaskedSecrets,
 } from "./jobfields.js";
@@ -12,7 +13,6 @@ import { policyLine } from "./job.js";
 import { utc, wallClock } from "./format.js";
 
 const PREVIEW_COUNT = 10;
-const DEBOUNCE_MS = 400;
 
 // -- the page -----------------------------------------------------------------------------------
 
@@ -126,39 +126,16 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
 
   // -- the live preview
 
-  let timer = null;
-  let asked = 0;
-  let touched = editing; // a new job's empty form shows no error before the user changes it
-  function schedulePreview() {
-    touched = true;
-    clearTimeout(timer);
-    preview.classList.add("busy");
-    timer = setTimeout(runPreview, DEBOUNCE_MS);
-  }
-
-  async function runPreview() {
-    const ticket = ++asked;
-    let sent;
-    try {
-      sent = current();
-    } catch (e) {
-      drawPreview(null, e);
-      return;
-    }
+  function ask() {
+    const sent = current();
     const previewName = name.value.trim() || "new-job";
     const probe = original ? withoutMaskedSecrets(sent, original) : sent;
-    try {
-      const found = await call("POST", `${paths.job(group, collection, previewName)}/upcoming`,
-        { body: probe, query: { count: PREVIEW_COUNT } });
-      if (ticket === asked) drawPreview(found.value, null, found.executionPolicy, found.scheduleDescription);
-    } catch (e) {
-      if (ticket === asked && e.status !== 401) drawPreview(null, e);
-    }
+    return call("POST", `${paths.job(group, collection, previewName)}/upcoming`,
+      { body: probe, query: { count: PREVIEW_COUNT } });
   }
 
-  function drawPreview(executions, error, policy, described) {
-    preview.classList.remove("busy");
-    preview.dataset.version = String(Number(preview.dataset.version) + 1);
+  // `touched`: a new job's empty form shows no error before the user changes it.
+  function drawPreview(found, error, touched) {
     clearErrors();
     const title = h("h2", {}, "Next executions");
     if (error && !touched) {
@@ -173,7 +150,7 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
     // Executions a calendar skips are listed, unnumbered: they do not run, nor count.
     let ordinal = 0;
     const local = (e) => `${wallClock(e.localTime)} ${e.timeZone === "UTC" ? "" : `(${e.timeZone}, UTC${e.utcOffset})`}`;
-    const rows = executions.map((e) => (e.skippedByCalendar
+    const rows = found.value.map((e) => (e.skippedByCalendar
       ? h("li", { class: "preview-row calendar-skipped-row" },
         h("span", { class: "skipped-time" }, `${utc(e.executionTime)} UTC`),
         h("span", { class: "calendar-skipped" }, `skipped: excluded by ${e.skippedByCalendar}`))
@@ -183,11 +160,16 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
         e.movedByCalendar ? h("span", { class: "calendar-moved" }, `moved by ${e.movedByCalendar}`) : null,
         e.movedBySpringForward ? h("span", { class: "dst" }, `moved: ${wallClock(e.scheduledLocalTime)} does not exist`) : null,
         e.mergedByFallBack ? h("span", { class: "dst" }, "fall back: runs once") : null)));
+    const described = found.scheduleDescription;
+    const policy = found.executionPolicy;
     const words = described ? h("p", { class: "muted", id: "preview-schedule" }, described) : null;
     replace(preview, title, words, policy ? policyLine(policy) : null, rows.length
       ? h("ol", { id: "preview-list" }, rows)
       : h("p", { class: "muted" }, "It would not run (the series is over)."));
   }
+
+  const live = livePreview(preview, { touched: editing, ask, draw: drawPreview });
+  const schedulePreview = live.changed;
 
   // -- saving
 
@@ -276,6 +258,6 @@ export async function jobFormPage(view, [group, collection, jobName], { editing 
     h("div", { class: "form-layout" }, h("div", { class: "card" }, form), h("aside", { class: "card" }, preview)),
   );
   fill();
-  runPreview();
-  return () => clearTimeout(timer);
+  live.now();
+  return live.stop;
 }
