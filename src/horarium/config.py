@@ -56,6 +56,13 @@ class Settings:
         " client is disconnected.",
         api=True,
     )
+    keep_alive_timeout: int = option(
+        30,
+        "Seconds a keep-alive connection may stay idle between requests before it is closed;"
+        " longer than HTTP clients keep idle connections (httpx 5 s, aiohttp 15 s), so that a"
+        " client never sends a request on a connection the server is closing.",
+        api=True,
+    )
     database_timeout: float = option(
         10.0,
         "Seconds a PostgreSQL statement may take (also while the network to it is silent):"

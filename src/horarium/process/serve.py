@@ -223,6 +223,7 @@ def serve(settings: Settings) -> None:
             lifespan="on",
             server_header=False,
             http=with_head_timeout(settings.header_timeout),
+            timeout_keep_alive=settings.keep_alive_timeout,
             # The client address and scheme come from the connection, unless it is from a
             # proxy named by --forwarded-allow-ips.
             proxy_headers=bool(settings.forwarded_allow_ips),
