@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from horarium.model.enums import CollectionState, JobState
+from horarium.model.enums import JobState
 from horarium.store.core.revisions import REVISION
-from horarium.store.core.schema import job_collections, job_executions, jobs, nodes
+from horarium.store.core.schema import collection_stopped, job_executions, jobs, nodes
 
 
 async def schema_revision(conn: AsyncConnection) -> str | None:
@@ -28,16 +28,7 @@ async def due_backlog(conn: AsyncConnection, now: datetime) -> int:
     apart): Enabled jobs whose next execution is due and unleased (or whose lease ran out), and
     retries, error actions and run-now requests due (a held one's `due_at` is its lease expiry,
     so `due_at <= now` is unheld)."""
-    # As a NOT EXISTS per due row (an anti-join): with an ENABLED join PostgreSQL's planner may
-    # read a collection's whole jobs index, so the count would grow with the jobs stored.
-    stopped = (
-        select(job_collections.c.id)
-        .where(
-            job_collections.c.id == jobs.c.collection_id,
-            job_collections.c.state != CollectionState.ENABLED,
-        )
-        .exists()
-    )
+    stopped = collection_stopped()
     due_jobs = select(func.count()).where(
         jobs.c.next_execution_at <= now,
         jobs.c.state == JobState.ENABLED,

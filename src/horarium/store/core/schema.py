@@ -19,8 +19,11 @@ from sqlalchemy import (
     Table,
     Text,
     func,
+    select,
 )
+from sqlalchemy.sql.selectable import Exists
 
+from horarium.model.enums import CollectionState
 from horarium.store.core.types import UTCDateTime
 
 # The id of a table that gains a row per execution or event: 64-bit on PostgreSQL (an int4 id
@@ -317,3 +320,18 @@ monitor_check_ins = Table(
     Index(None, "monitor_id", "id"),
     Index(None, "received_at"),
 )
+
+
+def collection_stopped() -> Exists:
+    """Whether the collection of the `jobs` row of the enclosing query is not Enabled (Suspended
+    or Disabled: it runs nothing of its jobs), as an EXISTS. Negated, it costs one lookup of the
+    collection by key per row (an anti-join); joined on the state instead, PostgreSQL's planner
+    may read a collection's whole jobs index."""
+    return (
+        select(job_collections.c.id)
+        .where(
+            job_collections.c.id == jobs.c.collection_id,
+            job_collections.c.state != CollectionState.ENABLED,
+        )
+        .exists()
+    )

@@ -17,11 +17,16 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.sql import ColumnElement
 from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.enums import CollectionState, JobState
-from horarium.store.core.schema import job_collections, job_executions, job_history, jobs
+from horarium.store.core.schema import (
+    collection_stopped,
+    job_collections,
+    job_executions,
+    job_history,
+    jobs,
+)
 from horarium.store.runs.dialect import RunDialect
 from horarium.store.runs.flow import FlowStatements
 from horarium.store.runs.vocabulary import Phase
@@ -64,18 +69,6 @@ _LIMIT = bindparam("limit", type_=Integer())
 # (`NO_COLLECTION` stands for none), so that the statement keeps one plan.
 _FULL: BindParameter[Any] = bindparam("full", expanding=True)
 NO_COLLECTION = 0  # no collection has this id
-
-
-def collection_enabled(job_id: Any) -> ColumnElement[bool]:
-    """Whether the collection of job `job_id` (a column) is Enabled: a Suspended or Disabled
-    collection runs nothing of its jobs, pending retries, error actions and run-now requests
-    included (one primary-key lookup in `jobs` and one in `job_collections` per row)."""
-    return (
-        select(job_collections.c.id)
-        .join(jobs, jobs.c.collection_id == job_collections.c.id)
-        .where(jobs.c.id == job_id, job_collections.c.state == CollectionState.ENABLED)
-        .exists()
-    )
 
 
 class Statements:
@@ -292,14 +285,7 @@ def _due_jobs_joined(dialect: RunDialect) -> Any:
 def _due_jobs_then_collections(dialect: RunDialect) -> Any:
     """The same rows: the due jobs chosen from `jobs` (index order, LIMIT, locked), then their
     collections joined to the chosen ones only."""
-    stopped = (
-        select(job_collections.c.id)
-        .where(
-            job_collections.c.id == jobs.c.collection_id,
-            job_collections.c.state != CollectionState.ENABLED,
-        )
-        .exists()
-    )
+    stopped = collection_stopped()
     chosen = dialect.lock(
         select(
             jobs.c.id,
