@@ -22,7 +22,7 @@ from horarium.api.ping_ops import CheckIn, record
 from horarium.engine.notifying import Notifier
 from horarium.engine.scheduler import Scheduler
 from horarium.model.monitor import CheckInKind
-from horarium.store.core.db import create_engine, migrate
+from horarium.store.core.db import migrate
 from horarium.store.core.schema import (
     engine_marks,
     job_executions,
@@ -34,9 +34,8 @@ from horarium.store.resources import collections as collections_store
 from horarium.store.runs.partitions import prepare_partitions
 from horarium.store.runs.retention import CHECK_INS, HISTORY, trim_history
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, engine_settings, http
-from tests.engine.test_history_partitions import _entry, _to, _where, _write
+from tests.engine.test_history_partitions import _entry, _to, _where, _write, database_at
 from tests.engine.test_retention import _check_ins, _monitor
-from tests.support import fresh_pg_database
 
 BIG = 2**31 + 1000  # past the largest int4
 GROWING = (job_history, job_executions, notifications, monitor_check_ins)
@@ -225,60 +224,54 @@ async def _catalog(engine: AsyncEngine) -> Mapping[str, Any]:
 
 @pytest.mark.postgres
 async def test_the_upgrade_to_64_bit_ids_keeps_every_row_partitions_and_indexes() -> None:
-
-    with fresh_pg_database() as url:
-        db = create_engine(url)
-        try:
-            await _to(db, "0012")
-            store = Store(db)
-            job = await store.add("old", {"action": http("http://127.0.0.1:9/")})
-            monitor = await _monitor(db, store, "old")
-            now = T0.replace(hour=0)
-            await _write(db, [_entry(job, now - timedelta(days=3), 1)])  # the table made before
-            await _to(db, "0014")
-            await prepare_partitions(db, now)
-            await _write(db, [_entry(job, now + timedelta(hours=h), h) for h in (1, 30, 50)])
-            await _write(db, [_entry(job, None, 9)])  # the default partition
-            await _check_ins(db, monitor, 3, now)
-            async with db.begin() as conn:
-                await conn.execute(
-                    insert(notifications).values(
-                        collection_id=1,
-                        event="ExecutionFaulted",
-                        body="{}",
-                        created_at=T0,
-                        due_at=FAR,
-                    )
+    async with database_at("0012") as db:
+        store = Store(db)
+        job = await store.add("old", {"action": http("http://127.0.0.1:9/")})
+        monitor = await _monitor(db, store, "old")
+        now = T0.replace(hour=0)
+        await _write(db, [_entry(job, now - timedelta(days=3), 1)])  # the table made before
+        await _to(db, "0014")
+        await prepare_partitions(db, now)
+        await _write(db, [_entry(job, now + timedelta(hours=h), h) for h in (1, 30, 50)])
+        await _write(db, [_entry(job, None, 9)])  # the default partition
+        await _check_ins(db, monitor, 3, now)
+        async with db.begin() as conn:
+            await conn.execute(
+                insert(notifications).values(
+                    collection_id=1,
+                    event="ExecutionFaulted",
+                    body="{}",
+                    created_at=T0,
+                    due_at=FAR,
                 )
-            rows, partitioned = await _rows(db), await _where(db)
-            assert len(set(partitioned.values())) == 5  # before, 3 days, default
-            before = await _catalog(db)
-            assert set(before["types"].values()) == {"integer"}
+            )
+        rows, partitioned = await _rows(db), await _where(db)
+        assert len(set(partitioned.values())) == 5  # before, 3 days, default
+        before = await _catalog(db)
+        assert set(before["types"].values()) == {"integer"}
 
-            await migrate(db)
-            after = await _catalog(db)
-            assert set(after["types"]) == set(before["types"])
-            assert set(after["types"].values()) == {"bigint"}
-            for table in GROWING:
-                assert after["sequences"][f"{table.name}_id_seq"] == "bigint"
-            assert after["sequences"]["jobs_id_seq"] == "integer"  # jobs are not executions
-            assert after["indexes"] == before["indexes"]  # rebuilt under their names
-            assert await _rows(db) == rows and await _where(db) == partitioned
+        await migrate(db)
+        after = await _catalog(db)
+        assert set(after["types"]) == set(before["types"])
+        assert set(after["types"].values()) == {"bigint"}
+        for table in GROWING:
+            assert after["sequences"][f"{table.name}_id_seq"] == "bigint"
+        assert after["sequences"]["jobs_id_seq"] == "integer"  # jobs are not executions
+        assert after["indexes"] == before["indexes"]  # rebuilt under their names
+        assert await _rows(db) == rows and await _where(db) == partitioned
 
-            await _to(db, "0014", "downgrade")  # ids within 2^31: back to integer
-            assert (await _catalog(db))["types"] == before["types"]
-            assert await _rows(db) == rows
-            await migrate(db)
+        await _to(db, "0014", "downgrade")  # ids within 2^31: back to integer
+        assert (await _catalog(db))["types"] == before["types"]
+        assert await _rows(db) == rows
+        await migrate(db)
 
-            async with db.begin() as conn:
-                await conn.execute(text(f"SELECT setval('job_history_id_seq', {BIG})"))
-            await _write(db, [_entry(job, now + timedelta(hours=2), 10)])
-            assert max(await _where(db)) == BIG + 1
-            with pytest.raises(RuntimeError, match="ids have reached"):
-                await _to(db, "0014", "downgrade")
-            async with db.connect() as conn:
-                assert (
-                    await conn.execute(text("SELECT version_num FROM alembic_version"))
-                ).scalar() == "0015"
-        finally:
-            await db.dispose()
+        async with db.begin() as conn:
+            await conn.execute(text(f"SELECT setval('job_history_id_seq', {BIG})"))
+        await _write(db, [_entry(job, now + timedelta(hours=2), 10)])
+        assert max(await _where(db)) == BIG + 1
+        with pytest.raises(RuntimeError, match="ids have reached"):
+            await _to(db, "0014", "downgrade")
+        async with db.connect() as conn:
+            assert (
+                await conn.execute(text("SELECT version_num FROM alembic_version"))
+            ).scalar() == "0015"

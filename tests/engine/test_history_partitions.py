@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -237,56 +238,60 @@ async def _to(engine: AsyncEngine, revision: str, way: str = "upgrade") -> None:
     await engine.dispose()  # as `migrate` does: no statement prepared on the types before
 
 
-async def test_migration_attaches_the_existing_table_keeping_every_row_and_id() -> None:
+@asynccontextmanager
+async def database_at(revision: str) -> AsyncIterator[AsyncEngine]:
+    """An engine on a fresh PostgreSQL database migrated up to `revision`; disposed after."""
     with fresh_pg_database() as url:
         db = create_engine(url)
         try:
-            await _to(db, "0012")
-            store = Store(db)
-            job = await store.add("old", {"action": http("http://127.0.0.1:9/")})
-            now = datetime.now(UTC)
-            ended = [now - timedelta(days=d, hours=1) for d in (59, 30, 2, 0)]
-            await _write(db, [_entry(job, at, k) for k, at in enumerate(ended)])
-            await _write(db, [_entry(job, None, 9)])
-            async with db.connect() as conn:
-                old = {r.id: r for r in await conn.execute(select(job_history))}
-
-            await migrate(db)
-            tomorrow = (now + DAY).strftime("%Y%m%d")
-            assert await _names(db) == [f"job_history_before_{tomorrow}", "job_history_default"]
-            where = await _where(db)
-            assert sorted(where) == sorted(old)
-            assert where[max(old)] == "job_history_default"  # the entry without end_time
-            async with db.connect() as conn:
-                now_rows = {r.id: r for r in await conn.execute(select(job_history))}
-                indexes = await conn.execute(
-                    text("SELECT count(*) FROM pg_indexes WHERE tablename LIKE 'job_history_b%'")
-                )
-                # Its own four, adopted (its btree on end_time keeps serving its row-by-row
-                # ageing), and the partitions' BRIN on end_time, built by the attachment.
-                assert indexes.scalar() == 5
-            assert now_rows == old
-            await _write(db, [_entry(job, now, 10)])
-            assert max(await _where(db)) == max(old) + 1  # the same id sequence
-            await prepare_partitions(db, now)  # today is the old table's: from tomorrow
-            assert await _names(db) == [
-                f"job_history_before_{tomorrow}",
-                *(
-                    f"job_history_p{(now + DAY * d).strftime('%Y%m%d')}"
-                    for d in range(1, AHEAD + 1)
-                ),
-                "job_history_default",
-            ]
-
-            await _to(db, "0012", "downgrade")
-            async with db.connect() as conn:
-                plain = {r.id: r for r in await conn.execute(select(job_history))}
-                kind = await conn.execute(
-                    text("SELECT relkind::text FROM pg_class WHERE relname = 'job_history'")
-                )
-                assert kind.scalar() == "r"
-            assert sorted(plain) == [*sorted(old), max(old) + 1]
-            await migrate(db)  # and up again
-            assert sorted(await _where(db)) == sorted(plain)
+            await _to(db, revision)
+            yield db
         finally:
             await db.dispose()
+
+
+async def test_migration_attaches_the_existing_table_keeping_every_row_and_id() -> None:
+    async with database_at("0012") as db:
+        store = Store(db)
+        job = await store.add("old", {"action": http("http://127.0.0.1:9/")})
+        now = datetime.now(UTC)
+        ended = [now - timedelta(days=d, hours=1) for d in (59, 30, 2, 0)]
+        await _write(db, [_entry(job, at, k) for k, at in enumerate(ended)])
+        await _write(db, [_entry(job, None, 9)])
+        async with db.connect() as conn:
+            old = {r.id: r for r in await conn.execute(select(job_history))}
+
+        await migrate(db)
+        tomorrow = (now + DAY).strftime("%Y%m%d")
+        assert await _names(db) == [f"job_history_before_{tomorrow}", "job_history_default"]
+        where = await _where(db)
+        assert sorted(where) == sorted(old)
+        assert where[max(old)] == "job_history_default"  # the entry without end_time
+        async with db.connect() as conn:
+            now_rows = {r.id: r for r in await conn.execute(select(job_history))}
+            indexes = await conn.execute(
+                text("SELECT count(*) FROM pg_indexes WHERE tablename LIKE 'job_history_b%'")
+            )
+            # Its own four, adopted (its btree on end_time keeps serving its row-by-row
+            # ageing), and the partitions' BRIN on end_time, built by the attachment.
+            assert indexes.scalar() == 5
+        assert now_rows == old
+        await _write(db, [_entry(job, now, 10)])
+        assert max(await _where(db)) == max(old) + 1  # the same id sequence
+        await prepare_partitions(db, now)  # today is the old table's: from tomorrow
+        assert await _names(db) == [
+            f"job_history_before_{tomorrow}",
+            *(f"job_history_p{(now + DAY * d).strftime('%Y%m%d')}" for d in range(1, AHEAD + 1)),
+            "job_history_default",
+        ]
+
+        await _to(db, "0012", "downgrade")
+        async with db.connect() as conn:
+            plain = {r.id: r for r in await conn.execute(select(job_history))}
+            kind = await conn.execute(
+                text("SELECT relkind::text FROM pg_class WHERE relname = 'job_history'")
+            )
+            assert kind.scalar() == "r"
+        assert sorted(plain) == [*sorted(old), max(old) + 1]
+        await migrate(db)  # and up again
+        assert sorted(await _where(db)) == sorted(plain)
