@@ -1,7 +1,6 @@
 """The store's questions of the health checks and the metrics: is the schema the one this
 version migrates to, how many executions are due that a process may claim and nobody holds,
-how many nodes beat. All
-are cheap: one row, and indexed ranges."""
+how many nodes beat. All are cheap: one row, and indexed ranges."""
 
 from __future__ import annotations
 
