@@ -8,9 +8,9 @@ counters, telemetry).
 N one-time jobs stored as the API stores them, due at the same instant, on a SQLite file; the
 engine (`Scheduler`, default settings) runs them with an action that yields once and succeeds
 with a history message of the HTTP action's form. History and status are written (checked
-after each round, as in `bench/dispatch.py`). CPU is split by thread: the event loop, SQLite's
-writer thread (the claim and record transactions; the process's CPU less the other threads',
-read from /proc at 10 ms resolution) and the rest; the figure is per execution.
+after each round, as in `bench/dispatch.py`). CPU (from the engine's start to its stop) is split
+between the event loop's thread, SQLite's writer thread inside the claim and record transactions,
+and the rest of the process; each figure is per execution.
 Not a test: prints a table; the median over the rounds goes to docs/benchmarks.md's current
 figures.
 
@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
-import threading
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -61,23 +60,6 @@ class NoAction:
         return ActionResult(True, MESSAGE)
 
 
-def thread_cpu() -> dict[str, float]:
-    """CPU seconds of this process's threads alive now: the event loop's ("loop") and the
-    others' ("other")."""
-    tick = os.sysconf("SC_CLK_TCK")
-    names = {t.native_id: t.name for t in threading.enumerate()}
-    seconds: dict[str, float] = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{tid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue  # the thread ended meanwhile
-        kind = "loop" if names.get(int(tid)) == "MainThread" else "other"
-        seconds[kind] = seconds.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
-    return seconds
-
-
 @dataclass
 class Round:
     executions: int
@@ -89,22 +71,49 @@ class Round:
 
 
 async def one_round(jobs: int) -> Round:
+    """One burst; CPU from the engine's start to its stop (the window of `run_horarium`'s own
+    CPU figure: storing the jobs and checking the history after are left out): the event
+    loop's thread, the SQLite transactions' (the writer thread's CPU inside them) and the
+    rest of the process."""
     import dispatch
 
     import horarium.actions.runner as runner
+    import horarium.engine.scheduler as scheduler
+    from horarium.store.runs import transact
+
+    loop: list[float] = []
+    writer = [0.0]
+    start, stop, write = scheduler.Scheduler.start, scheduler.Scheduler.stop, transact._write
+
+    def marked_start(self: Any) -> None:
+        loop.append(time.thread_time())
+        start(self)
+
+    async def marked_stop(self: Any) -> None:
+        await stop(self)
+        loop.append(time.thread_time())
+
+    def timed_write(engine: Any, work: Any) -> Any:
+        began = time.thread_time()
+        try:
+            return write(engine, work)
+        finally:
+            writer[0] += time.thread_time() - began
 
     real = runner.Actions
     runner.Actions = NoAction  # type: ignore[assignment,misc]
-    before = thread_cpu()
+    scheduler.Scheduler.start = marked_start  # type: ignore[method-assign]
+    scheduler.Scheduler.stop = marked_stop  # type: ignore[method-assign]
+    transact._write = timed_write
     try:
         result = await dispatch.run_horarium("http://127.0.0.1:9", [0.0] * jobs)
     finally:
         runner.Actions = real  # type: ignore[misc]
-    after = thread_cpu()
-    used = {kind: after.get(kind, 0.0) - before.get(kind, 0.0) for kind in after}
-    # The writer thread has ended with the engine: its CPU is the process's less the rest.
-    used["writer"] = result.cpu - sum(used.values())
-    used["process"] = result.cpu
+        scheduler.Scheduler.start = start  # type: ignore[method-assign]
+        scheduler.Scheduler.stop = stop  # type: ignore[method-assign]
+        transact._write = write
+    used = {"process": result.cpu, "loop": loop[1] - loop[0], "writer": writer[0]}
+    used["other"] = result.cpu - used["loop"] - used["writer"]
     return Round(result.executions, result.seconds, used)
 
 
