@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from horarium.actions.base import ActionResult, ActionRunner, ExecutionContext
@@ -31,9 +32,11 @@ async def run_attempt(
     clock: Clock,
     region: str,
     watchdog: Watchdog,
+    started: datetime | None = None,
 ) -> Attempt:
-    """Run the execution's next attempt with the job's current definition; the watchdog ends
-    an action that outlives its time limit."""
+    """Run the execution's next attempt with the job's current definition, starting at
+    `started` (default: the clock's now); the watchdog ends an action that outlives its time
+    limit."""
     action: Mapping[str, Any] = execution.job.definition.get("action") or {}
     phase = execution.phase
     error_action = action.get("errorAction")
@@ -49,7 +52,8 @@ async def run_attempt(
         attempt=execution.attempt,
         templated=bool(action.get("templated")),
     )
-    started = clock.now()
+    if started is None:
+        started = clock.now()
     if not target:
         result = ActionResult(False, "The job has no errorAction any more; nothing was run.")
     elif execution.job.unreadable:

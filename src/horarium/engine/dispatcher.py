@@ -30,7 +30,6 @@ from datetime import UTC, datetime, timedelta
 
 from horarium.actions.base import ActionRunner
 from horarium.config import Settings
-from horarium.engine import telemetry
 from horarium.engine.attempt import hard_time_limit, run_attempt
 from horarium.engine.clock import Clock
 from horarium.engine.deciding import Decider
@@ -348,8 +347,9 @@ class Dispatcher:
         while self._ready and len(self._running) < self._capacity and not self._stopping:
             execution = self._ready.popleft()
             collection = execution.job.collection_id
-            if self._slots.may_start(collection):
-                self._start(execution)
+            run = self._slots.try_start(collection)
+            if run is not None:
+                self._start(execution, run)
                 started += 1
             else:
                 self._parked.setdefault(collection, deque()).append(execution)
@@ -363,13 +363,11 @@ class Dispatcher:
         if parked is None:
             return 0
         started = 0
-        while (
-            parked
-            and len(self._running) < self._capacity
-            and not self._stopping
-            and self._slots.may_start(collection)
-        ):
-            self._start(parked.popleft())
+        while parked and len(self._running) < self._capacity and not self._stopping:
+            run = self._slots.try_start(collection)
+            if run is None:
+                break
+            self._start(parked.popleft(), run)
             self._parked_count -= 1
             started += 1
         if not parked:
@@ -382,28 +380,30 @@ class Dispatcher:
     def _parked_executions(self) -> list[Claimed]:
         return [execution for parked in self._parked.values() for execution in parked]
 
-    def _start(self, execution: Claimed) -> None:
-        run = self._slots.start(execution.job.collection_id)
+    def _start(self, execution: Claimed, run: Run) -> None:
         task = asyncio.create_task(self._execute(execution, run), name=f"horarium-{execution.key}")
         self._running[execution.key] = (execution, task)
         self._starts += 1
 
     async def _execute(self, execution: Claimed, run: Run) -> None:
         try:
-            early = (execution.expected - self._clock.now()).total_seconds()
-            if execution.source == Source.JOB_ROW and 0 < early <= 2 * LOOKAHEAD.total_seconds():
-                await asyncio.sleep(early)  # claimed a little ahead: start on time
-            if execution.source == Source.JOB_ROW and execution.job.policy.deadlines:
-                self._mark_started(execution)
+            now = self._clock.now()
+            if execution.source == Source.JOB_ROW:
+                early = (execution.expected - now).total_seconds()
+                if 0 < early <= 2 * LOOKAHEAD.total_seconds():
+                    await asyncio.sleep(early)  # claimed a little ahead: start on time
+                    now = self._clock.now()
+                if execution.job.policy.deadlines:
+                    self._mark_started(execution, now)
             attempt = await run_attempt(
                 self._actions,
                 execution,
                 self._clock,
                 self._settings.region,
                 self._watchdog,
+                now,
             )
             self._recorder.submit(attempt)  # written with the next batch; the slot is free now
-            telemetry.attempt_ended(attempt)
         except Exception:
             log.exception("execution %s failed in the engine; it will be retried", execution.key)
         finally:
@@ -412,10 +412,10 @@ class Dispatcher:
             self._start_ready()
             self._claim_again_if_short()
 
-    def _mark_started(self, execution: Claimed) -> None:
-        """Write the start of a first attempt whose job has deadlines, beside the attempt (the
-        action does not wait for it)."""
-        task = asyncio.create_task(self._write_start(execution, self._clock.now()))
+    def _mark_started(self, execution: Claimed, now: datetime) -> None:
+        """Write the start (`now`) of a first attempt whose job has deadlines, beside the
+        attempt (the action does not wait for it)."""
+        task = asyncio.create_task(self._write_start(execution, now))
         self._marks.add(task)
         task.add_done_callback(self._marks.discard)
 

@@ -1,6 +1,7 @@
 """Group commit of finished attempts: an attempt is handed over when its action ends, and the
 attempts that end while a write is under way are written together in the next transaction, so
-the store's cost per attempt falls as load rises.
+the store's cost per attempt falls as load rises. Each batch is reported (metrics and log
+events, `telemetry`) once, as the recorder takes it up, whether or not its write succeeds.
 
 The attempt's task ends at the hand-over (its slot is free for the next execution at once); the
 execution stays held, its lease renewed (`held`), until the write has committed. What follows a
@@ -17,6 +18,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from horarium.engine import telemetry
 from horarium.engine.clock import Clock
 from horarium.engine.reachability import Reachability
 from horarium.observe import metrics
@@ -39,6 +41,7 @@ class Recorder:
         self._reachability = reachability or Reachability()
         self._pending: list[Attempt] = []
         self._writing: list[Attempt] = []
+        self._unreported: list[Attempt] = []  # handed over, not yet in the metrics and log
         self._ready = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -48,8 +51,10 @@ class Recorder:
         self.on_written: Callable[[bool], None] = lambda error_due: None
 
     def submit(self, attempt: Attempt) -> None:
-        """Hand over a finished attempt; it is written with the next batch."""
+        """Hand over a finished attempt; it is reported (`telemetry`) and written with the next
+        batch."""
         self._pending.append(attempt)
+        self._unreported.append(attempt)
         self._idle.clear()
         self._ready.set()
         if self._task is None or self._task.done():
@@ -78,6 +83,7 @@ class Recorder:
 
     async def _write_pending(self) -> None:
         while self._pending:
+            self._report()
             batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
             wait = await self._write(batch)
             if wait is not None:
@@ -86,6 +92,12 @@ class Recorder:
                     break
                 await asyncio.sleep(wait)
         self._idle.set()
+
+    def _report(self) -> None:
+        """The attempts handed over since the last report, into the metrics and the log."""
+        if self._unreported:
+            reported, self._unreported = self._unreported, []
+            telemetry.attempts_ended(reported)
 
     async def _write(self, batch: list[Attempt]) -> float | None:
         """Write `batch`; while the database is unreachable, the seconds to wait before trying

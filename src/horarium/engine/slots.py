@@ -146,6 +146,9 @@ class Slots:
         state = self._collections.get(collection_id)
         if state is None:
             state = self._collections[collection_id] = _Collection()
+        if state.quick:  # in no total: only its count changes
+            state.held += 1
+            return
         self._leave(collection_id, state)
         state.held += 1
         self._join(collection_id, state)
@@ -154,11 +157,26 @@ class Slots:
         """An attempt of an execution the collection holds starts."""
         if not self._on:
             return Run(collection_id, 0.0)
-        run = Run(collection_id, self._advance())
+        return self._start(collection_id, self._collections[collection_id], self._advance())
+
+    def try_start(self, collection_id: int) -> Run | None:
+        """`start`, if the attempt `may_start` now; else None."""
+        if not self._on:
+            return Run(collection_id, 0.0)
+        now = self._advance()
         state = self._collections[collection_id]
-        self._leave(collection_id, state)
-        state.running += 1
-        self._join(collection_id, state)
+        if not self._may_start(state):
+            return None
+        return self._start(collection_id, state, now)
+
+    def _start(self, collection_id: int, state: _Collection, now: float) -> Run:
+        run = Run(collection_id, now)
+        if state.quick:  # in no total: only its count changes
+            state.running += 1
+        else:
+            self._leave(collection_id, state)
+            state.running += 1
+            self._join(collection_id, state)
         self._started.append(run)
         return run
 
@@ -171,6 +189,13 @@ class Slots:
         collection_id = run.collection
         state = self._collections[collection_id]
         run.ended = True
+        if state.quick and not run.overdue and now - run.started < self.slow:
+            # A fast end keeps a quick collection quick, in no total: only its counts change.
+            state.held -= 1
+            state.running -= 1
+            state.fast_end = now
+            self._fast_ends.append((now, collection_id))
+            return
         self._leave(collection_id, state)
         state.held -= 1
         state.running -= 1
@@ -222,7 +247,9 @@ class Slots:
         if not self._on:
             return True
         self._advance()
-        state = self._collections[collection_id]
+        return self._may_start(self._collections[collection_id])
+
+    def _may_start(self, state: _Collection) -> bool:
         return state.quick or not state.running or self._pool_running < self.pool
 
     def full(self) -> list[int]:

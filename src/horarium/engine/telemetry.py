@@ -3,14 +3,15 @@ log events on logger `horarium.executions` — one event for each attempt that f
 execution that faulted, was postponed or was taken over from another process; a success only at
 DEBUG, so that thousands of executions a second do not become as many log lines.
 
-Called from the engine's hot path (`attempt_ended` once per attempt): the metrics' children are
-bound once per kind of attempt, and an event's fields are built only when its level is logged.
+Called from the engine's hot path (`attempts_ended` once per batch the recorder takes): the
+metrics' children are bound once per kind of attempt, counters are added to once per kind in a
+batch, and an event's fields are built only when its level is logged.
 Events and their fields: docs/operations.md."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -39,26 +40,28 @@ log = logging.getLogger("horarium.executions")
 MESSAGE_CHARS = 500  # an event carries the start of the history message
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Kind:
-    """The series one kind of attempt counts into, and the event it logs."""
+    """The series one kind of attempt counts into, and the event it logs (one per kind: it
+    hashes by identity)."""
 
     attempts: Counter
     duration: Histogram
     execution: Counter | None  # the execution ended
-    backfill: Counter | None  # the execution ended, when it is a backfill one
+    backfill: Counter | None  # the execution ended, and it is a backfill one
     retry: Counter | None  # a retry follows
     event: str
     level: int
 
 
-# (main action type, phase, error action type, succeeded, the step that follows, faulted)
-_KindKey = tuple[str, Phase, str, bool, type[Step], bool]
+# (main action type, phase, error action type, succeeded, the step that follows, faulted,
+# a backfill execution)
+_KindKey = tuple[str, Phase, str, bool, type[Step], bool, bool]
 _kinds: dict[_KindKey, _Kind] = {}
 
 
 def _kind(key: _KindKey) -> _Kind:
-    main_type, phase, error_type, succeeded, follows, faulted = key
+    main_type, phase, error_type, succeeded, follows, faulted, backfill = key
     run_type = error_type if phase is Phase.ERROR else main_type
     outcome = "succeeded" if succeeded else "failed"
     ended: str | None = None  # the execution's outcome, when it ended
@@ -80,7 +83,7 @@ def _kind(key: _KindKey) -> _Kind:
         attempts=metrics.ATTEMPTS.labels(run_type, phase, outcome),
         duration=metrics.ACTION_DURATION.labels(run_type, outcome),
         execution=metrics.EXECUTIONS.labels(main_type, ended) if ended else None,
-        backfill=metrics.BACKFILL_EXECUTIONS.labels(ended) if ended else None,
+        backfill=metrics.BACKFILL_EXECUTIONS.labels(ended) if ended and backfill else None,
         retry=metrics.RETRIES.labels(run_type, phase) if follows is Retry else None,
         event=name,
         level=level,
@@ -89,8 +92,8 @@ def _kind(key: _KindKey) -> _Kind:
     return kind
 
 
-def attempt_ended(attempt: Attempt) -> None:
-    """Count a finished attempt (and the execution, when it ended) and log its event."""
+def _kind_of(attempt: Attempt) -> tuple[_Kind, str]:
+    """The kind of `attempt`, and the type of the action it ran."""
     execution = attempt.execution
     action: Mapping[str, Any] = execution.job.definition.get("action") or {}
     main_type = metrics.action_type(action.get("type"))
@@ -100,22 +103,32 @@ def attempt_ended(attempt: Attempt) -> None:
         error_type = metrics.action_type((action.get("errorAction") or {}).get("type"))
     step = attempt.step
     faulted = isinstance(step, Finish) and step.faulted
-    key = (main_type, phase, error_type, attempt.succeeded, type(step), faulted)
-    kind = _kinds.get(key) or _kind(key)
-    kind.attempts.inc()
-    duration = (attempt.ended - attempt.started).total_seconds()
-    kind.duration.observe(duration)
-    if kind.execution is not None:
-        kind.execution.inc()
-        if kind.backfill is not None and execution.kind == ExecutionKind.BACKFILL:
-            kind.backfill.inc()
-    if kind.retry is not None:
-        kind.retry.inc()
-    lag = (attempt.started - execution.expected).total_seconds()
-    if execution.attempt == 0 and phase is Phase.MAIN:
-        metrics.START_LAG.observe(lag if lag > 0 else 0.0)
-    if log.isEnabledFor(kind.level):
-        _log_attempt(attempt, kind, error_type or main_type, lag, duration)
+    backfill = execution.kind == ExecutionKind.BACKFILL
+    key = (main_type, phase, error_type, attempt.succeeded, type(step), faulted, backfill)
+    return _kinds.get(key) or _kind(key), error_type or main_type
+
+
+def attempts_ended(attempts: Sequence[Attempt]) -> None:
+    """Count finished attempts (and the executions that ended) and log their events. The
+    counters are added to once per kind of attempt in `attempts`; each attempt's duration and
+    (a first attempt's) start lag are observed."""
+    counts: dict[_Kind, int] = {}
+    for attempt in attempts:
+        kind, run_type = _kind_of(attempt)
+        counts[kind] = counts.get(kind, 0) + 1
+        duration = (attempt.ended - attempt.started).total_seconds()
+        kind.duration.observe(duration)
+        execution = attempt.execution
+        lag = (attempt.started - execution.expected).total_seconds()
+        if execution.attempt == 0 and execution.phase is Phase.MAIN:
+            metrics.START_LAG.observe(lag if lag > 0 else 0.0)
+        if log.isEnabledFor(kind.level):
+            _log_attempt(attempt, kind, run_type, lag, duration)
+    for kind, count in counts.items():
+        kind.attempts.inc(count)
+        for counter in (kind.execution, kind.backfill, kind.retry):
+            if counter is not None:
+                counter.inc(count)
 
 
 def _log_attempt(attempt: Attempt, kind: _Kind, run_type: str, lag: float, duration: float) -> None:
