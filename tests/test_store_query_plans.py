@@ -4,6 +4,7 @@ functions run them, then explained (EXPLAIN on PostgreSQL, EXPLAIN QUERY PLAN on
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -16,13 +17,25 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.model.names import CollectionName
 from horarium.store.core.db import migrate
-from horarium.store.core.schema import jobs, monitors
+from horarium.store.core.schema import job_executions, jobs, monitors
 from horarium.store.resources import collections as collections_store
 from horarium.store.resources import monitors as monitors_store
 from horarium.store.runs import monitor_checks
 from horarium.store.runs.store import Runs
 from horarium.store.runs.transact import Transactor
-from horarium.store.runs.vocabulary import Decision, DueJob, FaultJob
+from horarium.store.runs.vocabulary import (
+    Attempt,
+    Claimed,
+    Decision,
+    DueJob,
+    ExecutionKind,
+    FaultJob,
+    Finish,
+    Phase,
+    Retry,
+    RunExecution,
+    StartErrorAction,
+)
 from tests.database_fixtures import db_url as db_url
 from tests.database_fixtures import migrated
 from tests.support import fresh_pg_database
@@ -230,6 +243,87 @@ async def test_a_collections_recent_outcomes_read_each_jobs_newest_entries_by_in
             assert "(job_id=? AND id>?)" in plan, plan
         else:  # ten index steps per job
             assert "Limit" in plan and "Seq Scan on job_history" not in plan, plan
+
+
+async def park_executions(db: AsyncEngine, count: int) -> None:
+    """`count` job_executions rows of the jobs not due, due in ten years: a table of some size
+    that the test's claims never take."""
+    async with db.connect() as conn:
+        idle = (await conn.execute(text("SELECT id FROM jobs ORDER BY id DESC"))).scalars().all()
+    far = NOW + timedelta(days=3650)
+    rows = [
+        {
+            "job_id": idle[i % len(idle)],
+            "execution_tag": f"parked{i}",
+            "kind": ExecutionKind.RUN_NOW,
+            "repeat_count": 0,
+            "expected_at": far,
+            "job_version": 1,
+            "phase": Phase.MAIN,
+            "attempt": 0,
+            "due_at": far,
+            "created_at": NOW,
+        }
+        for i in range(count)
+    ]
+    async with db.begin() as conn:
+        await conn.execute(insert(job_executions), rows)
+
+
+ID_LISTS = re.compile(r"json_each\(|= ANY \(")
+
+
+def each_step(claimed: list[Claimed], at: datetime) -> list[Attempt]:
+    """Every attempt failed: a retry, the error action, or the end, in turn."""
+    steps = (Retry(1, timedelta(seconds=30)), StartErrorAction(), Finish(faulted=True))
+    return [
+        Attempt(c, at, at, succeeded=False, message="no", step=steps[i % 3])
+        for i, c in enumerate(claimed)
+    ]
+
+
+async def test_the_engines_id_list_statements_find_their_rows_by_key(db_url: str) -> None:
+    """The statements that take a list of ids as one parameter (`store.runs.id_lists`: the
+    leases of a claim, a renewal and a takeover, a record's locks and writes) find their rows
+    through the primary key or an index on both databases; none reads a whole table."""
+
+    def run(due: DueJob) -> Decision:
+        later = due.next_execution_at + timedelta(hours=1)
+        return RunExecution(
+            due, ExecutionKind.SCHEDULED, due.next_repeat, due.next_execution_at, later, 1
+        )
+
+    async with migrated(db_url) as db:
+        await store_jobs(db, collections=10, per_collection=500, due=60)
+        await park_executions(db, 5000)
+        if db.dialect.name == "postgresql":
+            async with db.begin() as conn:
+                await conn.execute(text("ANALYZE"))
+        runs = Runs(db, "test:1:plans")
+        lease = timedelta(minutes=5)
+        with captured(db, runs.transactor.sync_engine) as seen:
+            first = await runs.claim(NOW, 60, lease, run)
+            await runs.renew(first, NOW + lease)
+            assert await runs.record(each_step(first, NOW), NOW)
+            later = NOW + timedelta(minutes=1)
+            again = await runs.claim(later, 60, lease, run)  # the retries and error actions
+            assert again and all(c.run_id is not None for c in again)
+            await runs.renew(again, later + lease)
+            assert await runs.expire_gone_leases(later, lambda owner: True) == len(again)
+            again = await runs.claim(later, 60, lease, run)
+            assert await runs.record(each_step(again, later), later)
+        await runs.close()
+        lists = {sql: (sql, params) for sql, params in seen if ID_LISTS.search(sql)}
+        assert len(lists) >= 12, "\n".join(lists)
+        for statement in lists.values():
+            plan = await plan_of(db, statement)
+            if db.dialect.name == "sqlite":
+                scans = [p for p in plan.splitlines() if p.startswith("SCAN") and "USING" not in p]
+                assert all(p.startswith("SCAN json_each VIRTUAL TABLE") for p in scans), plan
+                assert re.search(r"^SEARCH (jobs|job_executions) USING", plan, re.M), plan
+            else:
+                assert not re.search(r"Seq Scan on (jobs|job_executions)\b", plan), plan
+                assert re.search(r"Index (Only )?Scan\b.* on (jobs|job_executions)", plan), plan
 
 
 async def store_monitors(db: AsyncEngine, count: int, due: int) -> None:

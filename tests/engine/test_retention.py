@@ -146,6 +146,11 @@ async def test_completed_and_faulted_jobs_are_deleted_sixty_days_after_they_ende
     assert await store.history(done) == []
 
 
+# An id list bound as one parameter (`store.runs.id_lists`) is read whole through `json_each`:
+# a scan of the list, not of a table.
+_ID_LIST_SCAN = "SCAN json_each VIRTUAL TABLE"
+
+
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_engine_queries_use_indexes_not_table_scans(
     db: AsyncEngine, store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any
@@ -180,7 +185,11 @@ async def test_engine_queries_use_indexes_not_table_scans(
         for sql, params in statements:
             rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
             plan = [r[-1] for r in rows]
-            scans = [p for p in plan if p.startswith("SCAN") and "USING" not in p]
+            scans = [
+                p
+                for p in plan
+                if p.startswith("SCAN") and "USING" not in p and not p.startswith(_ID_LIST_SCAN)
+            ]
             assert not scans, f"{sql}: {plan}"
 
 

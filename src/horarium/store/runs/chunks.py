@@ -1,4 +1,6 @@
-"""Long id lists in slices, so that no `IN` list grows past what a database takes well."""
+"""Long lists of rows in slices: the claim's Postponed history and the outbox's rows are written
+at most `size` rows per executemany. (Id lists are not sliced: each is one parameter,
+`id_lists`.)"""
 
 from __future__ import annotations
 
@@ -9,6 +11,6 @@ T = TypeVar("T")
 
 
 def chunks(items: Sequence[T], size: int = 500) -> Iterable[Sequence[T]]:
-    """`items` in slices of at most `size` (the bound on an IN list)."""
+    """`items` in slices of at most `size`."""
     for i in range(0, len(items), size):
         yield items[i : i + size]

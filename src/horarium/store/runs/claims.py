@@ -99,7 +99,8 @@ class Claimer:
         for run in runs:
             self._open_secrets(run.due.info)
         until = now + lease
-        for ids in chunks([run.due.info.id for run in runs]):
+        if runs:
+            ids = [run.due.info.id for run in runs]
             conn.execute(self.sql.lease_jobs, {"ids": ids, "owner": self.owner, "until": until})
         self._postpone(conn, [run for run in decided if run.postponed], now)
         flow.settle(conn, self.sql.flow, [d for d in decided if d.outcome is not Outcome.RUN], now)
@@ -157,10 +158,8 @@ class Claimer:
         ids = sorted(row.id for row in due if taking.take(row.collection_id))
         if not ids:
             return []
-        taken: list[Any] = []
-        for part in chunks(ids):
-            params = {"ids": part, "owner": self.owner, "until": now + lease}
-            taken += conn.execute(self.sql.lease_runs, params).all()
+        params = {"ids": ids, "owner": self.owner, "until": now + lease}
+        taken = conn.execute(self.sql.lease_runs, params).all()
         infos, series_set_at = self._jobs_of(conn, sorted({t.job_id for t in taken}))
         claimed: list[Claimed] = []
         abandoned: list[int] = []
@@ -172,8 +171,8 @@ class Claimer:
                 abandoned.append(row.id)  # disabling a job stops its pending retries
                 continue
             claimed.append(_continued(row, info, series_set_at[row.job_id]))
-        for part in chunks(abandoned):
-            conn.execute(self.sql.drop_runs, {"ids": part})
+        if abandoned:
+            conn.execute(self.sql.drop_runs, {"ids": abandoned})
         return flow.gate_queued(conn, self.sql.flow, claimed, now)
 
     def _jobs_of(
@@ -182,11 +181,10 @@ class Claimer:
         infos: dict[int, JobInfo] = {}
         series_set_at: dict[int, datetime] = {}
         width = len(JOB_INFO)
-        for ids in chunks(job_ids):
-            for row in conn.execute(self.sql.jobs_of_runs, {"ids": ids}):
-                info = infos[row.id] = JobInfo(*row[:width])
-                self._open_secrets(info)
-                series_set_at[row.id] = row.schedule_set_at
+        for row in conn.execute(self.sql.jobs_of_runs, {"ids": job_ids}):
+            info = infos[row.id] = JobInfo(*row[:width])
+            self._open_secrets(info)
+            series_set_at[row.id] = row.schedule_set_at
         return infos, series_set_at
 
     def _open_secrets(self, info: JobInfo) -> None:

@@ -19,14 +19,13 @@ from typing import Any
 
 from sqlalchemy import Boolean, and_, bindparam, case, delete, insert, or_, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.enums import HistoryStatus, JobState
 from horarium.store.core.schema import job_executions, job_history, jobs
 from horarium.store.core.tags import series_tag
 from horarium.store.runs import notices
-from horarium.store.runs.chunks import chunks
 from horarium.store.runs.dialect import RunDialect
+from horarium.store.runs.id_lists import in_ids
 from horarium.store.runs.vocabulary import (
     Claimed,
     ExecutionKind,
@@ -40,7 +39,6 @@ from horarium.store.runs.vocabulary import (
 # execution wakes it at once (`wake_queued`), this is the safety net.
 RECHECK = timedelta(seconds=30)
 
-_IDS: BindParameter[Any] = bindparam("ids", expanding=True)
 _NOW = bindparam("now", type_=job_executions.c.due_at.type)
 _e = job_executions.c
 
@@ -59,18 +57,18 @@ class FlowStatements:
     def __init__(self, dialect: RunDialect) -> None:
         self.executions_of = select(
             _e.id, _e.job_id, _e.kind, _e.expected_at, _e.lease_owner, _e.attempt, _e.phase
-        ).where(_e.job_id.in_(_IDS), _e.kind != ExecutionKind.RUN_NOW)
+        ).where(in_ids(_e.job_id), _e.kind != ExecutionKind.RUN_NOW)
         self.take_jobs = dialect.lock(
-            select(jobs.c.id, jobs.c.lease_owner).where(jobs.c.id.in_(_IDS)), skip_locked=True
+            select(jobs.c.id, jobs.c.lease_owner).where(in_ids(jobs.c.id)), skip_locked=True
         )
         self.park = (
             update(job_executions)
-            .where(_e.id.in_(_IDS))
+            .where(in_ids(_e.id))
             .values(lease_owner=None, due_at=bindparam("until", type_=_e.due_at.type))
         )
         self.wake = (
             update(job_executions)
-            .where(_e.job_id.in_(_IDS), QUEUED, _e.due_at > _NOW)
+            .where(in_ids(_e.job_id), QUEUED, _e.due_at > _NOW)
             .values(due_at=_NOW)
         )
         ends = bindparam("ends", type_=Boolean())
@@ -89,7 +87,7 @@ class FlowStatements:
                 ),
             )
         )
-        self.drop = delete(job_executions).where(_e.id.in_(_IDS))
+        self.drop = delete(job_executions).where(in_ids(_e.id))
 
 
 def serial_jobs(infos: Sequence[JobInfo]) -> list[int]:
@@ -103,14 +101,13 @@ def previous_executions(
     """For each job: the expected time of its latest unfinished execution (None: none), and
     whether a buffered execution (not backfill) already waits."""
     found: dict[int, tuple[datetime | None, bool]] = {}
-    for ids in chunks(job_ids):
-        for row in conn.execute(sql.executions_of, {"ids": ids}):
-            previous, buffered = found.get(row.job_id, (None, False))
-            if _started(row):
-                previous = max(previous or row.expected_at, row.expected_at)
-            elif row.kind != ExecutionKind.BACKFILL:
-                buffered = True
-            found[row.job_id] = (previous, buffered)
+    for row in conn.execute(sql.executions_of, {"ids": job_ids}):
+        previous, buffered = found.get(row.job_id, (None, False))
+        if _started(row):
+            previous = max(previous or row.expected_at, row.expected_at)
+        elif row.kind != ExecutionKind.BACKFILL:
+            buffered = True
+        found[row.job_id] = (previous, buffered)
     return found
 
 
@@ -191,23 +188,21 @@ def gate_queued(
         return claimed
     job_ids = sorted({c.job.id for c in queued})
     queued_ids = {c.run_id for c in queued}
-    held: dict[int, bool] = {}  # job id -> its first attempt is leased on the job row
-    for ids in chunks(job_ids):
-        for row in conn.execute(sql.take_jobs, {"ids": ids}):
-            held[row.id] = row.lease_owner is not None
+    held = {  # job id -> its first attempt is leased on the job row
+        row.id: row.lease_owner is not None for row in conn.execute(sql.take_jobs, {"ids": job_ids})
+    }
     busy = {job_id for job_id, leased in held.items() if leased}
     busy |= set(job_ids) - set(held)  # the job row is locked by another transaction
-    for ids in chunks(job_ids):
-        for row in conn.execute(sql.executions_of, {"ids": ids}):
-            if row.id not in queued_ids and _started(row):
-                busy.add(row.job_id)
+    for row in conn.execute(sql.executions_of, {"ids": job_ids}):
+        if row.id not in queued_ids and _started(row):
+            busy.add(row.job_id)
     chosen: dict[int, Claimed] = {}
     for c in sorted(queued, key=lambda c: (c.expected, c.run_id or 0)):
         if c.job.id not in busy:
             chosen.setdefault(c.job.id, c)
     waiting = [c.run_id for c in queued if chosen.get(c.job.id) is not c and c.run_id]
-    for ids in chunks(sorted(waiting)):
-        conn.execute(sql.park, {"ids": ids, "until": now + RECHECK})
+    if waiting:
+        conn.execute(sql.park, {"ids": sorted(waiting), "until": now + RECHECK})
     left = set(waiting)
     return [c for c in claimed if c.run_id not in left]
 
@@ -223,5 +218,5 @@ def _is_queued(c: Claimed) -> bool:
 
 def wake_queued(conn: Connection, sql: FlowStatements, job_ids: list[int], now: datetime) -> None:
     """An execution of these jobs ended: their queued executions may run now."""
-    for ids in chunks(sorted(set(job_ids))):
-        conn.execute(sql.wake, {"ids": ids, "now": now})
+    if job_ids:
+        conn.execute(sql.wake, {"ids": sorted(set(job_ids)), "now": now})

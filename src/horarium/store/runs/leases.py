@@ -9,7 +9,6 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from horarium.store.runs.chunks import chunks
 from horarium.store.runs.statements import NO_COLLECTION, Statements
 from horarium.store.runs.vocabulary import Claimed
 
@@ -22,10 +21,10 @@ def renew(
     job_ids = _locked(conn, sql.own_jobs, sorted(c.job.id for c in held if c.run_id is None), owner)
     run_ids = sorted(c.run_id for c in held if c.run_id is not None)
     run_ids = _locked(conn, sql.own_runs, run_ids, owner)
-    for ids in chunks(job_ids):
-        conn.execute(sql.renew_jobs, {"ids": ids, "owner": owner, "until": until})
-    for ids in chunks(run_ids):
-        conn.execute(sql.renew_runs, {"ids": ids, "owner": owner, "until": until})
+    if job_ids:
+        conn.execute(sql.renew_jobs, {"ids": job_ids, "owner": owner, "until": until})
+    if run_ids:
+        conn.execute(sql.renew_runs, {"ids": run_ids, "owner": owner, "until": until})
 
 
 def expire_gone(
@@ -49,10 +48,10 @@ def expire_gone(
         return 0
     job_ids = _locked(conn, sql.jobs_held_by, sorted(jobs_of), owners=owners)
     run_ids = _locked(conn, sql.runs_held_by, sorted(runs_of), owners=owners)
-    for ids in chunks(job_ids):
-        conn.execute(sql.expire_jobs, {"ids": ids, "now": now})
-    for ids in chunks(run_ids):
-        conn.execute(sql.expire_runs, {"ids": ids, "now": now})
+    if job_ids:
+        conn.execute(sql.expire_jobs, {"ids": job_ids, "now": now})
+    if run_ids:
+        conn.execute(sql.expire_runs, {"ids": run_ids, "now": now})
     return len(job_ids) + len(run_ids)
 
 
@@ -64,15 +63,14 @@ def _locked(
     owners: Sequence[str] = (),
 ) -> list[int]:
     """Lock the rows of `ids` that `statement` selects, in id order; returns their ids."""
-    locked: list[int] = []
-    for part in chunks(ids):
-        params: dict[str, Any] = {"ids": part}
-        if owner is not None:
-            params["owner"] = owner
-        if owners:
-            params["owners"] = list(owners)
-        locked.extend(conn.execute(statement, params).scalars())
-    return locked
+    if not ids:
+        return []
+    params: dict[str, Any] = {"ids": ids}
+    if owner is not None:
+        params["owner"] = owner
+    if owners:
+        params["owners"] = list(owners)
+    return list(conn.execute(statement, params).scalars())
 
 
 def next_due(conn: Connection, sql: Statements, full: Sequence[int] = ()) -> datetime | None:

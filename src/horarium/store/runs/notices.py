@@ -19,7 +19,6 @@ from typing import Any
 
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import BindParameter
 
 from horarium.model.datetimes import format_instant
 from horarium.model.enums import HistoryStatus, JobState
@@ -35,6 +34,7 @@ from horarium.model.notifications import (
 from horarium.store.core.schema import jobs, notifications
 from horarium.store.core.types import UTCDateTime
 from horarium.store.runs.chunks import chunks
+from horarium.store.runs.id_lists import in_ids
 from horarium.store.runs.vocabulary import (
     Attempt,
     ExecutionKind,
@@ -47,10 +47,9 @@ from horarium.store.runs.vocabulary import (
 
 MAX_POSTPONED = 100  # executions listed in one ExecutionPostponed notification (all counted)
 
-_IDS: BindParameter[Any] = bindparam("ids", expanding=True)
 _INSERT = insert(notifications)
-_FAULTED_SINCE = select(jobs.c.id, jobs.c.faulted_since).where(jobs.c.id.in_(_IDS))
-_FAULTED_JOBS = select(jobs.c.id).where(jobs.c.id.in_(_IDS), jobs.c.state == JobState.FAULTED)
+_FAULTED_SINCE = select(jobs.c.id, jobs.c.faulted_since).where(in_ids(jobs.c.id))
+_FAULTED_JOBS = select(jobs.c.id).where(in_ids(jobs.c.id), jobs.c.state == JobState.FAULTED)
 _SET_FAULTED_SINCE = (
     update(jobs)
     .where(jobs.c.id == bindparam("job"))
@@ -93,9 +92,8 @@ def _job_faulted(conn: Connection, attempts: list[Attempt], now: datetime) -> li
     ]
     if not ending:
         return []
-    faulted: set[int] = set()
-    for ids in chunks(sorted({a.execution.job.id for a in ending})):
-        faulted.update(conn.execute(_FAULTED_JOBS, {"ids": list(ids)}).scalars())
+    ids = sorted({a.execution.job.id for a in ending})
+    faulted = set(conn.execute(_FAULTED_JOBS, {"ids": ids}).scalars())
     return [
         event_row(JOB_FAULTED, a.execution.job, now, state=JobState.FAULTED, execution=_attempt(a))
         for a in ending
@@ -111,10 +109,10 @@ def _recovered(conn: Connection, attempts: list[Attempt]) -> list[dict[str, Any]
     ]
     if not relevant:
         return []
-    since: dict[int, datetime | None] = {}
-    for ids in chunks(sorted({a.execution.job.id for a in relevant})):
-        for row in conn.execute(_FAULTED_SINCE, {"ids": list(ids)}):
-            since[row.id] = row.faulted_since
+    ids = sorted({a.execution.job.id for a in relevant})
+    since: dict[int, datetime | None] = {
+        row.id: row.faulted_since for row in conn.execute(_FAULTED_SINCE, {"ids": ids})
+    }
     before = dict(since)
     rows: list[dict[str, Any]] = []
     for a in sorted(relevant, key=lambda a: a.ended):

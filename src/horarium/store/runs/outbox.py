@@ -32,9 +32,9 @@ from horarium.store.core.db import write_transaction
 from horarium.store.core.schema import job_collections, jobs, monitors, notifications
 from horarium.store.core.sealing import SealError, keyring_of, open_notification_secret
 from horarium.store.core.types import UTCDateTime
+from horarium.store.runs.id_lists import in_ids
 
 _n = notifications.c
-_IDS: BindParameter[Any] = bindparam("ids", expanding=True)
 _KEYS: BindParameter[Any] = bindparam("keys", expanding=True)
 
 
@@ -98,12 +98,12 @@ async def take(db: AsyncEngine, now: datetime, limit: int, lease: timedelta) -> 
             return []
         ids = [row.id for row in rows]
         await conn.execute(
-            update(notifications).where(_n.id.in_(_IDS)).values(due_at=now + lease),
+            update(notifications).where(in_ids(_n.id)).values(due_at=now + lease),
             {"ids": ids},
         )
         found = await conn.execute(
             select(job_collections.c.id, job_collections.c.document).where(
-                job_collections.c.id.in_(_IDS)
+                in_ids(job_collections.c.id)
             ),
             {"ids": sorted({row.collection_id for row in rows})},
         )
@@ -125,7 +125,7 @@ async def take(db: AsyncEngine, now: datetime, limit: int, lease: timedelta) -> 
             else:
                 gone.append(row.id)
         if gone:
-            await conn.execute(delete(notifications).where(_n.id.in_(_IDS)), {"ids": gone})
+            await conn.execute(delete(notifications).where(in_ids(_n.id)), {"ids": gone})
         await _zones(conn, taken, rows)
     return taken
 
@@ -148,7 +148,7 @@ async def _zones(conn: Any, taken: list[Pending], rows: Sequence[Any]) -> None:
             continue
         found = await conn.execute(
             select(table.c.collection_id, table.c.key, table.c.definition).where(
-                table.c.collection_id.in_(_IDS), table.c.key.in_(_KEYS)
+                in_ids(table.c.collection_id), table.c.key.in_(_KEYS)
             ),
             {"ids": sorted({c for c, _ in keys}), "keys": sorted({n for _, n in keys})},
         )
@@ -206,7 +206,7 @@ async def settle(db: AsyncEngine, settled: Sequence[Settled]) -> None:
     ]
     async with write_transaction(db) as conn:
         if done:
-            await conn.execute(delete(notifications).where(_n.id.in_(_IDS)), {"ids": done})
+            await conn.execute(delete(notifications).where(in_ids(_n.id)), {"ids": done})
         if again:
             await conn.execute(
                 update(notifications)

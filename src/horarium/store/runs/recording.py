@@ -13,7 +13,6 @@ from sqlalchemy.engine import Connection
 
 from horarium.model.enums import HistoryStatus, JobState
 from horarium.store.runs import notices
-from horarium.store.runs.chunks import chunks
 from horarium.store.runs.flow import wake_queued
 from horarium.store.runs.statements import Statements
 from horarium.store.runs.vocabulary import (
@@ -72,12 +71,12 @@ def _still_held(
     run_ids = sorted({a.execution.run_id for a in attempts if a.execution.run_id is not None})
     held_jobs: set[int] = set()
     held_runs: dict[int, tuple[str, int]] = {}
-    for ids in chunks(job_ids):
-        for job_id, lease_owner in conn.execute(sql.lock_jobs, {"ids": ids}):
+    if job_ids:
+        for job_id, lease_owner in conn.execute(sql.lock_jobs, {"ids": job_ids}):
             if lease_owner == owner:
                 held_jobs.add(job_id)
-    for ids in chunks(run_ids):
-        for run_id, phase, attempt in conn.execute(sql.held_runs, {"ids": ids, "owner": owner}):
+    if run_ids:
+        for run_id, phase, attempt in conn.execute(sql.held_runs, {"ids": run_ids, "owner": owner}):
             held_runs[run_id] = (phase, attempt)
 
     def holds(attempt: Attempt) -> bool:
@@ -152,10 +151,11 @@ def _advance_later(conn: Connection, sql: Statements, later: list[Attempt], now:
     if retries:
         conn.execute(sql.retry_runs, retries)
     errors = sorted(_run_ids(later, StartErrorAction))
-    for ids in chunks(errors):
-        conn.execute(sql.start_error_actions, {"ids": ids, "now": now})
-    for ids in chunks(sorted(_run_ids(later, Finish))):
-        conn.execute(sql.drop_runs, {"ids": ids})
+    if errors:
+        conn.execute(sql.start_error_actions, {"ids": errors, "now": now})
+    finished = sorted(_run_ids(later, Finish))
+    if finished:
+        conn.execute(sql.drop_runs, {"ids": finished})
 
 
 def _run_ids(attempts: list[Attempt], step: type) -> list[int]:

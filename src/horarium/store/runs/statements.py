@@ -29,6 +29,7 @@ from horarium.store.core.schema import (
 )
 from horarium.store.runs.dialect import RunDialect
 from horarium.store.runs.flow import FlowStatements
+from horarium.store.runs.id_lists import in_ids
 from horarium.store.runs.vocabulary import Phase
 
 # What an attempt needs from the job row, in `JobInfo`'s order.
@@ -60,7 +61,6 @@ HISTORY_ENTRY = {
 }
 _INSTANTS = ("expected_execution_time", "start_time", "end_time")
 
-_IDS: BindParameter[Any] = bindparam("ids", expanding=True)
 _OWNER = bindparam("owner", type_=jobs.c.lease_owner.type)
 _NOW = bindparam("now", type_=jobs.c.lease_expires_at.type)
 _UNTIL = bindparam("until", type_=jobs.c.lease_expires_at.type)
@@ -90,7 +90,7 @@ class Statements:
         )
         self.lease_jobs = (
             update(jobs)
-            .where(jobs.c.id.in_(_IDS))
+            .where(in_ids(jobs.c.id))
             .values(lease_owner=_OWNER, lease_expires_at=_UNTIL)
         )
         # Missed executions: the job row points at the one that runs instead.
@@ -132,7 +132,7 @@ class Statements:
         )
         self.lease_runs = (
             update(job_executions)
-            .where(job_executions.c.id.in_(_IDS))
+            .where(in_ids(job_executions.c.id))
             .values(lease_owner=_OWNER, due_at=_UNTIL)
             .returning(
                 job_executions.c.id,
@@ -149,9 +149,9 @@ class Statements:
         self.jobs_of_runs = (
             select(*JOB_INFO, jobs.c.schedule_set_at)
             .join(job_collections, job_collections.c.id == jobs.c.collection_id)
-            .where(jobs.c.id.in_(_IDS))
+            .where(in_ids(jobs.c.id))
         )
-        self.drop_runs = delete(job_executions).where(job_executions.c.id.in_(_IDS))
+        self.drop_runs = delete(job_executions).where(in_ids(job_executions.c.id))
 
     def _leases(self) -> None:
         # Locks first, in id order, then the update (`UPDATE … WHERE id IN (…)` alone locks in
@@ -159,33 +159,33 @@ class Statements:
         dialect = self.dialect
         self.own_jobs = dialect.lock(
             select(jobs.c.id)
-            .where(jobs.c.id.in_(_IDS), jobs.c.lease_owner == _OWNER)
+            .where(in_ids(jobs.c.id), jobs.c.lease_owner == _OWNER)
             .order_by(jobs.c.id)
         )
         self.own_runs = dialect.lock(
             select(job_executions.c.id)
-            .where(job_executions.c.id.in_(_IDS), job_executions.c.lease_owner == _OWNER)
+            .where(in_ids(job_executions.c.id), job_executions.c.lease_owner == _OWNER)
             .order_by(job_executions.c.id)
         )
         owners: BindParameter[Any] = bindparam("owners", expanding=True)
         self.jobs_held_by = dialect.lock(
             select(jobs.c.id)
-            .where(jobs.c.id.in_(_IDS), jobs.c.lease_owner.in_(owners))
+            .where(in_ids(jobs.c.id), jobs.c.lease_owner.in_(owners))
             .order_by(jobs.c.id)
         )
         self.runs_held_by = dialect.lock(
             select(job_executions.c.id)
-            .where(job_executions.c.id.in_(_IDS), job_executions.c.lease_owner.in_(owners))
+            .where(in_ids(job_executions.c.id), job_executions.c.lease_owner.in_(owners))
             .order_by(job_executions.c.id)
         )
         self.renew_jobs = (
             update(jobs)
-            .where(jobs.c.id.in_(_IDS), jobs.c.lease_owner == _OWNER)
+            .where(in_ids(jobs.c.id), jobs.c.lease_owner == _OWNER)
             .values(lease_expires_at=_UNTIL)
         )
         self.renew_runs = (
             update(job_executions)
-            .where(job_executions.c.id.in_(_IDS), job_executions.c.lease_owner == _OWNER)
+            .where(in_ids(job_executions.c.id), job_executions.c.lease_owner == _OWNER)
             .values(due_at=_UNTIL)
         )
         # Leased rows lie in the due range of the indexes (a job is leased once due; a leased
@@ -196,9 +196,9 @@ class Statements:
         self.leased_runs = select(job_executions.c.id, job_executions.c.lease_owner).where(
             job_executions.c.due_at > _NOW, job_executions.c.lease_owner.is_not(None)
         )
-        self.expire_jobs = update(jobs).where(jobs.c.id.in_(_IDS)).values(lease_expires_at=_NOW)
+        self.expire_jobs = update(jobs).where(in_ids(jobs.c.id)).values(lease_expires_at=_NOW)
         self.expire_runs = (
-            update(job_executions).where(job_executions.c.id.in_(_IDS)).values(due_at=_NOW)
+            update(job_executions).where(in_ids(job_executions.c.id)).values(due_at=_NOW)
         )
         self.next_job = select(func.min(jobs.c.next_execution_at)).where(
             jobs.c.next_execution_at.is_not(None),
@@ -223,11 +223,11 @@ class Statements:
         # Every job row a record writes (first attempts' and later attempts' alike), then every
         # job_executions row, each in id order: the lock order of docs/engine.md.
         self.lock_jobs = dialect.lock(
-            select(jobs.c.id, jobs.c.lease_owner).where(jobs.c.id.in_(_IDS)).order_by(jobs.c.id)
+            select(jobs.c.id, jobs.c.lease_owner).where(in_ids(jobs.c.id)).order_by(jobs.c.id)
         )
         self.held_runs = dialect.lock(
             select(job_executions.c.id, job_executions.c.phase, job_executions.c.attempt)
-            .where(job_executions.c.id.in_(_IDS), job_executions.c.lease_owner == _OWNER)
+            .where(in_ids(job_executions.c.id), job_executions.c.lease_owner == _OWNER)
             .order_by(job_executions.c.id)
         )
         stamp = dialect.stamp_type()
@@ -250,7 +250,7 @@ class Statements:
         )
         self.start_error_actions = (
             update(job_executions)
-            .where(job_executions.c.id.in_(_IDS))
+            .where(in_ids(job_executions.c.id))
             .values(phase=Phase.ERROR, attempt=0, due_at=_NOW, lease_owner=None)
         )
 
