@@ -146,9 +146,6 @@ class Slots:
         state = self._collections.get(collection_id)
         if state is None:
             state = self._collections[collection_id] = _Collection()
-        if state.quick:  # in no total: only its count changes
-            state.held += 1
-            return
         self._leave(collection_id, state)
         state.held += 1
         self._join(collection_id, state)
@@ -171,12 +168,9 @@ class Slots:
 
     def _start(self, collection_id: int, state: _Collection, now: float) -> Run:
         run = Run(collection_id, now)
-        if state.quick:  # in no total: only its count changes
-            state.running += 1
-        else:
-            self._leave(collection_id, state)
-            state.running += 1
-            self._join(collection_id, state)
+        self._leave(collection_id, state)
+        state.running += 1
+        self._join(collection_id, state)
         self._started.append(run)
         return run
 
@@ -189,13 +183,6 @@ class Slots:
         collection_id = run.collection
         state = self._collections[collection_id]
         run.ended = True
-        if state.quick and not run.overdue and now - run.started < self.slow:
-            # A fast end keeps a quick collection quick, in no total: only its counts change.
-            state.held -= 1
-            state.running -= 1
-            state.fast_end = now
-            self._fast_ends.append((now, collection_id))
-            return
         self._leave(collection_id, state)
         state.held -= 1
         state.running -= 1
