@@ -1,10 +1,11 @@
-"""Cost of the due-backlog count `/metrics` runs when scraped
-(`horarium.store.core.probes.due_backlog`) with many jobs stored: none due, all due and
-unclaimed, all due and held by a process.
+"""Cost of the due-backlog counts with many jobs stored (none due, all due and unclaimed, all
+due and held by a process): the one `/metrics` runs when scraped
+(`horarium.store.core.probes.due_backlog`) and the dashboard's engine page's, which also counts
+what collections that are not Enabled hold back (`store.resources.engine_status.due_backlog`).
 
     .venv/bin/python bench/backlog.py [--jobs 100000] [--postgres postgresql://…/db]
 
-Prints the median and the slowest of 20 counts per case. Not a test.
+Prints the median and the slowest of 20 counts per case and count. Not a test.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import statistics
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -39,17 +41,30 @@ async def _set(db: Any, **values: Any) -> None:
         await conn.execute(update(jobs).values(**values))
 
 
-async def _time_counts(db: Any, now: datetime, rounds: int = 20) -> tuple[float, float, int]:
-    from horarium.store.core.probes import due_backlog
-
+async def _time_counts(
+    db: Any, count: Callable[[Any, datetime], Awaitable[int]], now: datetime, rounds: int = 20
+) -> tuple[float, float, int]:
     times = []
-    count = 0
+    found = 0
     for _ in range(rounds):
         t0 = time.perf_counter()
         async with db.connect() as conn:
-            count = await due_backlog(conn, now)
+            found = await count(conn, now)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), max(times), count
+    return statistics.median(times), max(times), found
+
+
+async def _gauge(conn: Any, now: datetime) -> int:
+    from horarium.store.core.probes import due_backlog
+
+    return await due_backlog(conn, now)
+
+
+async def _engine_page(conn: Any, now: datetime) -> int:
+    from horarium.store.resources.engine_status import due_backlog
+
+    backlog = await due_backlog(conn, now)
+    return backlog.jobs + backlog.executions
 
 
 async def run(url: str, n: int) -> list[str]:
@@ -72,11 +87,12 @@ async def run(url: str, n: int) -> list[str]:
         for name, change in cases:
             if change:
                 await _set(db, **change)
-            median, slowest, count = await _time_counts(db, now)
-            lines.append(
-                f"| {db.dialect.name} | {n:,} | {name} | {count:,} | {median * 1e3:.2f} ms"
-                f" | {slowest * 1e3:.2f} ms |"
-            )
+            for which, count in (("/metrics gauge", _gauge), ("engine page", _engine_page)):
+                median, slowest, found = await _time_counts(db, count, now)
+                lines.append(
+                    f"| {db.dialect.name} | {n:,} | {name} | {which} | {found:,} "
+                    f"| {median * 1e3:.2f} ms | {slowest * 1e3:.2f} ms |"
+                )
     finally:
         await db.dispose()
     return lines
@@ -87,8 +103,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=100_000)
     parser.add_argument("--postgres", help="an empty PostgreSQL database to fill (optional)")
     args = parser.parse_args()
-    print("| database | jobs | case | backlog | median | slowest |")
-    print("|---|---:|---|---:|---:|---:|")
+    print("| database | jobs | case | count | backlog | median | slowest |")
+    print("|---|---:|---|---|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for line in asyncio.run(run(f"sqlite:///{Path(tmp) / 'b.sqlite3'}", args.jobs)):
             print(line, flush=True)
