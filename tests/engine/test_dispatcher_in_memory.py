@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from horarium.engine import telemetry
 from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.plans import Plans
@@ -70,6 +71,22 @@ async def test_every_due_job_runs_once_never_more_than_max_in_flight_at_once() -
     assert 1 < actions.most_running <= 10
     assert all(job.info.state == JobState.COMPLETED for job in store.jobs.values())
     assert [e.status for e in store.history] == [HistoryStatus.COMPLETED] * 120
+
+
+async def test_attempts_are_recorded_even_when_reporting_them_fails(monkeypatch: Any) -> None:
+    def broken(attempts: Any) -> None:
+        raise RuntimeError("a broken metric")
+
+    monkeypatch.setattr(telemetry, "attempts_ended", broken)
+    store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
+    for i in range(3):
+        store.add(f"j{i}", {"action": action(f"/j{i}")}, created=T0)
+
+    # Before the guard, the recorder's task died and drain() waited for it forever.
+    assert await asyncio.wait_for(engine(store, actions, clock).drain(), timeout=5) == 3
+
+    assert [e.status for e in store.history] == [HistoryStatus.COMPLETED] * 3
+    assert all(job.info.state == JobState.COMPLETED for job in store.jobs.values())
 
 
 async def test_retries_follow_the_interval_then_the_error_action_and_the_job_faults() -> None:

@@ -94,10 +94,14 @@ class Recorder:
         self._idle.set()
 
     def _report(self) -> None:
-        """The attempts handed over since the last report, into the metrics and the log."""
+        """The attempts handed over since the last report, into the metrics and the log (a
+        failure to report does not keep them from being written)."""
         if self._unreported:
             reported, self._unreported = self._unreported, []
-            telemetry.attempts_ended(reported)
+            try:
+                telemetry.attempts_ended(reported)
+            except Exception:
+                log.exception("reporting %d attempts failed", len(reported))
 
     async def _write(self, batch: list[Attempt]) -> float | None:
         """Write `batch`; while the database is unreachable, the seconds to wait before trying
