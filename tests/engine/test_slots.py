@@ -26,7 +26,9 @@ def run(s: Slots, collection: int, n: int = 1) -> list[Run]:
     started = []
     for _ in range(n):
         s.hold(collection)
-        started.append(s.start(collection))
+        attempt = s.try_start(collection)
+        assert attempt is not None
+        started.append(attempt)
     return started
 
 
@@ -92,7 +94,7 @@ def test_a_collection_turned_suspect_starts_what_it_holds_only_within_the_pool()
     assert not s.quick(1)
     for _ in range(5):
         assert s.may_start(1)
-        s.start(1)
+        assert s.try_start(1) is not None
     assert not s.may_start(1)  # 90 running: the rest would take the reserve
 
 
@@ -152,7 +154,8 @@ def test_a_newcomer_may_start_its_attempt_while_hung_collections_hold_the_pool()
     timer.now += SLOW * 5  # all hung
     s.hold(3)
     assert s.may_start(3)
-    [attempt] = [s.start(3)]
+    attempt = s.try_start(3)
+    assert attempt is not None
     timer.now += 0.05
     s.end(attempt)
     assert s.quick(3)
@@ -186,7 +189,7 @@ def test_a_suspect_collection_starts_what_it_holds_while_the_pool_has_room() -> 
     assert s.share(2) == 5
     for _ in range(6):
         assert s.may_start(2)
-        s.start(2)
+        assert s.try_start(2) is not None
     s.hold(3)
     assert not s.may_start(3)  # the pool is spent: 18 running
     s.hold(4)

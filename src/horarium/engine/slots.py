@@ -69,7 +69,7 @@ class _Collection:
 
 
 class Run:
-    """One attempt as the slots count it: from `Slots.start` to `Slots.end`."""
+    """One attempt as the slots count it: from `Slots.try_start` to `Slots.end`."""
 
     __slots__ = ("collection", "ended", "overdue", "started")
 
@@ -150,23 +150,15 @@ class Slots:
         state.held += 1
         self._join(collection_id, state)
 
-    def start(self, collection_id: int) -> Run:
-        """An attempt of an execution the collection holds starts."""
-        if not self._on:
-            return Run(collection_id, 0.0)
-        return self._start(collection_id, self._collections[collection_id], self._advance())
-
     def try_start(self, collection_id: int) -> Run | None:
-        """`start`, if the attempt `may_start` now; else None."""
+        """An attempt of an execution the collection holds starts, if it `may_start` now: its
+        `Run`; else None (nothing changes)."""
         if not self._on:
             return Run(collection_id, 0.0)
         now = self._advance()
         state = self._collections[collection_id]
         if not self._may_start(state):
             return None
-        return self._start(collection_id, state, now)
-
-    def _start(self, collection_id: int, state: _Collection, now: float) -> Run:
         run = Run(collection_id, now)
         self._leave(collection_id, state)
         state.running += 1
