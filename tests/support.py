@@ -174,3 +174,18 @@ def wait_until(check: Callable[[], Any], what: str, timeout: float = 60.0) -> An
             raise AssertionError(f"gave up waiting for {what} after {timeout:g} s")
         time.sleep(0.2)
     return value
+
+
+# An id list bound as one parameter (`store.runs.id_lists`) is read whole through `json_each`:
+# a scan of the list, not of a table.
+_ID_LIST_SCAN = "SCAN json_each VIRTUAL TABLE"
+
+
+def sqlite_table_scans(plan: list[str]) -> list[str]:
+    """The lines of a SQLite `EXPLAIN QUERY PLAN` that read a whole table (a SCAN using no
+    index; the scan of a bound id list is not one)."""
+    return [
+        line
+        for line in plan
+        if line.startswith("SCAN") and "USING" not in line and not line.startswith(_ID_LIST_SCAN)
+    ]

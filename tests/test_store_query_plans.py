@@ -38,7 +38,7 @@ from horarium.store.runs.vocabulary import (
 )
 from tests.database_fixtures import db_url as db_url
 from tests.database_fixtures import migrated
-from tests.support import fresh_pg_database
+from tests.support import fresh_pg_database, sqlite_table_scans
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 Statement = tuple[str, Any]
@@ -318,8 +318,7 @@ async def test_the_engines_id_list_statements_find_their_rows_by_key(db_url: str
         for statement in lists.values():
             plan = await plan_of(db, statement)
             if db.dialect.name == "sqlite":
-                scans = [p for p in plan.splitlines() if p.startswith("SCAN") and "USING" not in p]
-                assert all(p.startswith("SCAN json_each VIRTUAL TABLE") for p in scans), plan
+                assert not sqlite_table_scans(plan.splitlines()), plan
                 assert re.search(r"^SEARCH (jobs|job_executions) USING", plan, re.M), plan
             else:
                 assert not re.search(r"Seq Scan on (jobs|job_executions)\b", plan), plan

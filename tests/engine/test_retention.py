@@ -15,6 +15,7 @@ from horarium.engine.cleanup import clean_once
 from horarium.engine.scheduler import Scheduler
 from horarium.store.core.schema import job_history, jobs, monitor_check_ins, monitors
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
+from tests.support import sqlite_table_scans
 
 
 async def _add_history(db: AsyncEngine, job_id: int, n: int, ended: Any) -> None:
@@ -146,11 +147,6 @@ async def test_completed_and_faulted_jobs_are_deleted_sixty_days_after_they_ende
     assert await store.history(done) == []
 
 
-# An id list bound as one parameter (`store.runs.id_lists`) is read whole through `json_each`:
-# a scan of the list, not of a table.
-_ID_LIST_SCAN = "SCAN json_each VIRTUAL TABLE"
-
-
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_engine_queries_use_indexes_not_table_scans(
     db: AsyncEngine, store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any
@@ -185,12 +181,7 @@ async def test_engine_queries_use_indexes_not_table_scans(
         for sql, params in statements:
             rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
             plan = [r[-1] for r in rows]
-            scans = [
-                p
-                for p in plan
-                if p.startswith("SCAN") and "USING" not in p and not p.startswith(_ID_LIST_SCAN)
-            ]
-            assert not scans, f"{sql}: {plan}"
+            assert not sqlite_table_scans(plan), f"{sql}: {plan}"
 
 
 async def test_history_written_before_a_restart_is_still_trimmed(
