@@ -70,11 +70,20 @@ class Round:
         return self.cpu.get(kind, 0.0) / self.executions * 1e6
 
 
-async def one_round(jobs: int) -> Round:
+class Profiled:
+    """The event loop's and the SQLite writer's calls in one round, each under `cProfile`."""
+
+    def __init__(self) -> None:
+        import cProfile
+
+        self.loop, self.writer = cProfile.Profile(), cProfile.Profile()
+
+
+async def one_round(jobs: int, profiled: Profiled | None = None) -> Round:
     """One burst; CPU from the engine's start to its stop (the window of `run_horarium`'s own
     CPU figure: storing the jobs and checking the history after are left out): the event
     loop's thread, the SQLite transactions' (the writer thread's CPU inside them) and the
-    rest of the process."""
+    rest of the process. With `profiled`, each thread's calls over the same windows."""
     import dispatch
 
     import horarium.actions.runner as runner
@@ -87,17 +96,25 @@ async def one_round(jobs: int) -> Round:
 
     def marked_start(self: Any) -> None:
         loop.append(time.thread_time())
+        if profiled:
+            profiled.loop.enable()
         start(self)
 
     async def marked_stop(self: Any) -> None:
         await stop(self)
+        if profiled:
+            profiled.loop.disable()
         loop.append(time.thread_time())
 
     def timed_write(engine: Any, work: Any) -> Any:
         began = time.thread_time()
+        if profiled:
+            profiled.writer.enable()
         try:
             return write(engine, work)
         finally:
+            if profiled:
+                profiled.writer.disable()
             writer[0] += time.thread_time() - began
 
     real = runner.Actions
@@ -169,41 +186,15 @@ def _short(path: str) -> str:
 
 async def count_calls(jobs: int) -> None:
     """One round with the event loop and the SQLite transactions under `cProfile`."""
-    import cProfile
-
-    import horarium.engine.scheduler as scheduler
-    from horarium.store.runs import transact
-
-    loop, writer = cProfile.Profile(), cProfile.Profile()
-    write, start, stop = transact._write, scheduler.Scheduler.start, scheduler.Scheduler.stop
-
-    def profiled_write(engine: Any, work: Any) -> Any:
-        writer.enable()
-        try:
-            return write(engine, work)
-        finally:
-            writer.disable()
-
-    def profiled_start(self: Any) -> None:
-        loop.enable()
-        start(self)
-
-    async def profiled_stop(self: Any) -> None:
-        loop.disable()
-        await stop(self)
-
-    transact._write = profiled_write
-    scheduler.Scheduler.start = profiled_start  # type: ignore[method-assign]
-    scheduler.Scheduler.stop = profiled_stop  # type: ignore[method-assign]
-    try:
-        result = await one_round(jobs)
-    finally:
-        transact._write = write
-        scheduler.Scheduler.start = start  # type: ignore[method-assign]
-        scheduler.Scheduler.stop = stop  # type: ignore[method-assign]
+    profiled = Profiled()
+    result = await one_round(jobs, profiled)
     print(f"Engine alone, calls: {jobs} one-time jobs due at once\n")
-    print(calls_table("Event loop", loop, result.executions), end="\n\n")
-    print(calls_table("SQLite writer (claim and record transactions)", writer, result.executions))
+    print(calls_table("Event loop", profiled.loop, result.executions), end="\n\n")
+    print(
+        calls_table(
+            "SQLite writer (claim and record transactions)", profiled.writer, result.executions
+        )
+    )
 
 
 async def main(args: argparse.Namespace) -> None:
