@@ -529,6 +529,9 @@ def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
     from tests.ui.ui_support import add_history, job_id, update_job
 
     page = watched.page
+    # Before the job exists: were the wait to cross the hour, this server's engine would run the
+    # job's execution due at that hour (a third history row).
+    hour = hour_with_room()
     collection = api.new_collection()
     api.new_job(
         collection,
@@ -539,7 +542,6 @@ def test_skipped_history_overdue_executions_and_the_policy_show_on_the_job_page(
         executionPolicy={"overlap": "Skip"},
     )
     row = job_id(server, collection, "serial")
-    hour = hour_with_room()
     # Its execution of three hours ago is held by a (made-up) process, so this server's engine
     # leaves the job alone; the executions due after it have not run.
     update_job(
