@@ -28,7 +28,7 @@ import holidays as holiday_tables
 import icalendar
 import recurring_ical_events
 
-from horarium.recurrence.errors import RecurrenceError
+from horarium.recurrence.errors import RecurrenceError, json_kind
 from horarium.recurrence.parse import parse_when
 from horarium.recurrence.zones import UTC_ZONE
 
@@ -54,7 +54,7 @@ def read_calendar(properties: Any, path: str = "properties") -> dict[str, Any]:
     dates sorted and unique, the holiday country upper-case). Raises `RecurrenceError` naming
     the field (``properties.ranges[2].end``)."""
     if not isinstance(properties, Mapping):
-        raise RecurrenceError(path, f"must be an object, not {_kind(properties)}")
+        raise RecurrenceError(path, f"must be an object, not {json_kind(properties)}")
     fields = _fields(properties, path, CALENDAR_FIELDS)
     out: dict[str, Any] = {}
     if "dates" in fields:
@@ -68,7 +68,7 @@ def read_calendar(properties: Any, path: str = "properties") -> dict[str, Any]:
     if "weekends" in fields:
         if not isinstance(fields["weekends"], bool):
             raise RecurrenceError(
-                f"{path}.weekends", f"must be true or false, not {_kind(fields['weekends'])}"
+                f"{path}.weekends", f"must be true or false, not {json_kind(fields['weekends'])}"
             )
         out["weekends"] = fields["weekends"]
     return out
@@ -79,7 +79,9 @@ def _dates(value: Any, path: str) -> list[str]:
     found: set[date] = set()
     for i, item in enumerate(items):
         if not isinstance(item, str):
-            raise RecurrenceError(f"{path}[{i}]", f"must be a YYYY-MM-DD string, not {_kind(item)}")
+            raise RecurrenceError(
+                f"{path}[{i}]", f"must be a YYYY-MM-DD string, not {json_kind(item)}"
+            )
         try:
             found.add(date.fromisoformat(item.strip()))
         except ValueError:
@@ -93,7 +95,9 @@ def _ranges(value: Any, path: str) -> list[dict[str, str]]:
     for i, item in enumerate(items):
         here = f"{path}[{i}]"
         if not isinstance(item, Mapping):
-            raise RecurrenceError(here, f"must be an object with start and end, not {_kind(item)}")
+            raise RecurrenceError(
+                here, f"must be an object with start and end, not {json_kind(item)}"
+            )
         fields = _fields(item, here, RANGE_FIELDS)
         for name in RANGE_FIELDS:
             if name not in fields:
@@ -101,7 +105,7 @@ def _ranges(value: Any, path: str) -> list[dict[str, str]]:
             if not isinstance(fields[name], str):
                 raise RecurrenceError(
                     f"{here}.{name}",
-                    f"must be an ISO 8601 date-time string, not {_kind(fields[name])}",
+                    f"must be an ISO 8601 date-time string, not {json_kind(fields[name])}",
                 )
         start = parse_when(fields["start"], UTC_ZONE, f"{here}.start")
         end = parse_when(fields["end"], UTC_ZONE, f"{here}.end")
@@ -113,14 +117,16 @@ def _ranges(value: Any, path: str) -> list[dict[str, str]]:
 
 def _holidays(value: Any, path: str) -> dict[str, str]:
     if not isinstance(value, Mapping):
-        raise RecurrenceError(path, f"must be an object with a country, not {_kind(value)}")
+        raise RecurrenceError(path, f"must be an object with a country, not {json_kind(value)}")
     fields = _fields(value, path, HOLIDAY_FIELDS)
     country = fields.get("country")
     if not isinstance(country, str) or not country.strip():
         raise RecurrenceError(f"{path}.country", "is required: an ISO 3166 country code")
     subdivision = fields.get("subdivision")
     if subdivision is not None and not isinstance(subdivision, str):
-        raise RecurrenceError(f"{path}.subdivision", f"must be a string, not {_kind(subdivision)}")
+        raise RecurrenceError(
+            f"{path}.subdivision", f"must be a string, not {json_kind(subdivision)}"
+        )
     out = {"country": country.strip().upper()}
     spellings: list[str | None] = [None]
     if subdivision is not None and subdivision.strip():
@@ -142,7 +148,7 @@ def _holidays(value: Any, path: str) -> dict[str, str]:
 def _ical(value: Any, path: str) -> str:
     if not isinstance(value, str):
         raise RecurrenceError(
-            path, f"must be an iCalendar document as a string, not {_kind(value)}"
+            path, f"must be an iCalendar document as a string, not {json_kind(value)}"
         )
     size = len(value.encode())
     if size > MAX_ICAL_BYTES:
@@ -436,22 +442,10 @@ def _fields(obj: Mapping[str, Any], path: str, known: tuple[str, ...]) -> dict[s
 
 def _list(value: Any, path: str) -> list[Any]:
     if not isinstance(value, list | tuple):
-        raise RecurrenceError(path, f"must be a list, not {_kind(value)}")
+        raise RecurrenceError(path, f"must be a list, not {json_kind(value)}")
     if len(value) > MAX_ITEMS:
         raise RecurrenceError(path, f"{len(value)} items given, at most {MAX_ITEMS}")
     return list(value)
-
-
-def _kind(value: Any) -> str:
-    names = {bool: "a boolean", dict: "an object", list: "a list", str: "a string"}
-    for kind, name in names.items():
-        if isinstance(value, kind):
-            return name
-    if value is None:
-        return "null"
-    if isinstance(value, int | float):
-        return "a number"
-    return type(value).__name__
 
 
 _ONE_DAY = timedelta(days=1)

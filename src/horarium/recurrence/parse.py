@@ -14,7 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from horarium.recurrence.cron import Cron, cron_of
-from horarium.recurrence.errors import RecurrenceError
+from horarium.recurrence.errors import RecurrenceError, json_kind
 from horarium.recurrence.jitter import read_jitter
 from horarium.recurrence.zones import UTC_ZONE, find_zone
 
@@ -86,7 +86,7 @@ class Rule:
 def read_rule(properties: Mapping[str, Any]) -> Rule:
     """Validate the job `properties` (the Azure job JSON's ``"properties"``)."""
     if not isinstance(properties, Mapping):
-        raise RecurrenceError("properties", f"must be an object, not {_kind(properties)}")
+        raise RecurrenceError("properties", f"must be an object, not {json_kind(properties)}")
     top = _fields(properties, "", ("startTime", "recurrence"), strict=False)
     recurrence = top.get("recurrence")
     if recurrence is None:
@@ -94,7 +94,7 @@ def read_rule(properties: Mapping[str, Any]) -> Rule:
             zone=UTC_ZONE, start=_when(top.get("startTime"), UTC_ZONE, "startTime"), frequency=None
         )
     if not isinstance(recurrence, Mapping):
-        raise RecurrenceError("recurrence", f"must be an object, not {_kind(recurrence)}")
+        raise RecurrenceError("recurrence", f"must be an object, not {json_kind(recurrence)}")
     known = (*RECURRENCE_FIELDS, *CALENDAR_FIELDS)
     fields = _fields(recurrence, "recurrence", known, strict=True)
     zone = _zone(fields.get("timeZone"))
@@ -144,7 +144,9 @@ def parse_when(value: Any, zone: ZoneInfo, field: str) -> When:
     elif isinstance(value, date):
         parsed = datetime(value.year, value.month, value.day)
     else:
-        raise RecurrenceError(field, f"must be an ISO 8601 date-time string, not {_kind(value)}")
+        raise RecurrenceError(
+            field, f"must be an ISO 8601 date-time string, not {json_kind(value)}"
+        )
     if parsed.tzinfo is not None and parsed.utcoffset() is not None:
         try:
             instant = parsed.astimezone(UTC)
@@ -169,7 +171,7 @@ def _zone(value: Any) -> ZoneInfo:
     if value is None:
         return UTC_ZONE
     if not isinstance(value, str):
-        raise RecurrenceError("recurrence.timeZone", f"must be a string, not {_kind(value)}")
+        raise RecurrenceError("recurrence.timeZone", f"must be a string, not {json_kind(value)}")
     zone = find_zone(value)
     if zone is None:
         raise RecurrenceError(
@@ -193,7 +195,7 @@ def _frequency(value: Any) -> str:
 def _schedule(value: Any, frequency: str) -> Schedule:
     path = "recurrence.schedule"
     if not isinstance(value, Mapping):
-        raise RecurrenceError(path, f"must be an object, not {_kind(value)}")
+        raise RecurrenceError(path, f"must be an object, not {json_kind(value)}")
     fields = _fields(value, path, SCHEDULE_FIELDS, strict=True)
     if not fields:
         raise RecurrenceError(path, "must not be empty (give at least one schedule field)")
@@ -260,7 +262,7 @@ def _occurrences(value: Any, path: str) -> tuple[tuple[int, int | None], ...]:
     for i, item in enumerate(items):
         here = f"{path}[{i}]"
         if not isinstance(item, Mapping):
-            raise RecurrenceError(here, f"must be an object, not {_kind(item)}")
+            raise RecurrenceError(here, f"must be an object, not {json_kind(item)}")
         fields = _fields(item, here, OCCURRENCE_FIELDS, strict=True)
         if "day" not in fields:
             raise RecurrenceError(f"{here}.day", "is required")
@@ -287,7 +289,7 @@ def _day(value: Any, path: str) -> int:
 
 def _list(value: Any, path: str) -> list[Any]:
     if not isinstance(value, list | tuple):
-        raise RecurrenceError(path, f"must be a list, not {_kind(value)}")
+        raise RecurrenceError(path, f"must be a list, not {json_kind(value)}")
     if not value:
         raise RecurrenceError(path, "must not be empty (leave the field out instead)")
     return list(value)
@@ -295,7 +297,7 @@ def _list(value: Any, path: str) -> list[Any]:
 
 def _int(value: Any, path: str) -> int:
     if isinstance(value, bool):
-        raise RecurrenceError(path, f"must be an integer, not {_kind(value)}")
+        raise RecurrenceError(path, f"must be an integer, not {json_kind(value)}")
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
@@ -326,15 +328,3 @@ def _fields(
         if value is not None:
             found[name] = value
     return found
-
-
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
-    for kind, name in names.items():
-        if isinstance(value, kind):
-            return name
-    if value is None:
-        return "null"
-    if isinstance(value, int | float):
-        return "a number"
-    return type(value).__name__
