@@ -202,15 +202,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         "later",
         {"startTime": iso(now + timedelta(days=1)), "action": http_action(f"{sink_url}/later")},
     )
+    # One run, about ten seconds after the job is created; the next would be after its endTime.
+    soon = datetime.now(UTC)
     put(
         "until",
         {
-            "startTime": iso(now - timedelta(seconds=57)),
+            "startTime": iso(soon - timedelta(seconds=50)),
             "action": http_action(f"{sink_url}/until"),
             "recurrence": {
                 "frequency": "Minute",
                 "interval": 1,
-                "endTime": iso(now + timedelta(seconds=30)),
+                "endTime": iso(soon + timedelta(seconds=40)),
             },
         },
     )
@@ -414,9 +416,14 @@ def test_executions_missed_while_the_service_was_down_are_postponed_not_replayed
 ) -> None:
     api, service = world.downtime_api, world.downtime
     created = world.created["minutely"]
-    # Down until two more executions (created + 1 min, + 2 min) have passed.
-    pause = (created + timedelta(minutes=2, seconds=5) - datetime.now(UTC)).total_seconds()
-    time.sleep(max(0.0, pause))
+    # Down until two more executions (created + 1 min, + 2 min) have passed, and up again 5 s
+    # after one fell due: the next is then a minute away, beyond the assertions below (were the
+    # tests before this one slow, it waits for that point of the minute).
+    up_at = created + timedelta(minutes=2, seconds=5)
+    now = datetime.now(UTC)
+    if up_at < now:
+        up_at = now + (up_at - now) % timedelta(minutes=1)
+    time.sleep((up_at - now).total_seconds())
     service.start()
     wait_until(lambda: len(world.hits("/minutely")) >= 2, 60, "the catch-up run")
     entries = wait_until(
