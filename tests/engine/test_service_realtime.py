@@ -216,7 +216,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             },
         },
     )
-    put("in-flight", {"action": http_action(f"{sink_url}/slow")})
     put("flaky", {"action": http_action(f"{sink_url}/flaky", retryPolicy=fifteen)})
     put(
         "fallback",
@@ -342,6 +341,9 @@ def test_recurring_job_completes_at_its_end_time(world: World) -> None:
 
 def test_kill_9_while_running_then_restart_replays_with_the_same_tag(world: World) -> None:
     api, service = world.api, world.service
+    # Made here, not with the others: its action (6 s) must still be running when the service
+    # is killed, however long the tests before this one took.
+    api.put_job("in-flight", {"action": http_action(f"{world.sink_url}/slow")})
     wait_until(lambda: world.hits("/slow"), 30, "the slow job to start")
     assert service.process is not None
     os.kill(service.process.pid, signal.SIGKILL)
