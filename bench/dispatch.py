@@ -9,6 +9,8 @@ Compares, on the same machine, sink and HTTP client:
   apscheduler APScheduler 3 AsyncIOScheduler, SQLAlchemy job store on SQLite, N DateTrigger jobs
               due at the same instant, each sending the same request with the same client
 and the same two schedulers on a paced workload (N jobs due `--paced-rate` per second).
+With `--memory-store`, each burst round also runs the engine on the unit tests' in-memory store
+(no database): what the burst could reach were the store's work free.
 
 The sink answers at once, or after `--sink-delay` seconds (a slow endpoint: the slots, not the
 CPU, then bound the burst). Start lag = actual start of the request - expected time.
@@ -45,6 +47,8 @@ from support import (
     run,
     sink,
 )
+
+REPOSITORY = str(Path(__file__).resolve().parent.parent)
 
 
 @dataclass
@@ -217,6 +221,80 @@ async def run_horarium(
         label += " " + ",".join(f"{k}={v}" for k, v in tuning.items())
     seconds = (last_end - first_due).total_seconds()
     return Result(label, len(history), seconds, lags, cpu, actions.peak)
+
+
+async def run_memory_engine(url: str, n: int, concurrency: int) -> Result:
+    """The burst's bound without a database: the engine's dispatcher, recorder and decider as
+    `Scheduler` assembles them, on the in-memory store the unit tests use
+    (tests/engine/memory_store.py: dictionaries on the event loop, no writer thread), N one-time
+    jobs due at one instant, the same action client. The end is seen within 5 ms."""
+    sys.path.insert(0, REPOSITORY)  # the `tests` package
+    from horarium.actions.runner import Actions
+    from horarium.engine.clock import SystemClock
+    from horarium.engine.deciding import Decider
+    from horarium.engine.dispatcher import Dispatcher
+    from horarium.engine.plans import Plans
+    from horarium.engine.recorder import Recorder
+    from horarium.model.enums import JobState
+    from tests.engine.memory_store import MemoryRunStore
+
+    class BurstStore(MemoryRunStore):
+        """Its due jobs found from a cursor over the jobs in order, not by scanning every job at
+        each claim (the burst's jobs are one-time, all due, and claimed in that order)."""
+
+        order: list[Any]
+        first = 0  # the jobs before it are all leased or done
+        limit = 0
+
+        async def claim(self, now: datetime, limit: int, *rest: Any, **named: Any) -> Any:
+            self.limit = limit
+            return await super().claim(now, limit, *rest, **named)
+
+        def _due_jobs(self, horizon: datetime, now: datetime) -> list[Any]:
+            while self.first < len(self.order) and self.taken(self.order[self.first]):
+                self.first += 1
+            ahead = self.order[self.first : self.first + 2 * self.limit]
+            return [job for job in ahead if self.due(job, horizon)][: self.limit]
+
+        @staticmethod
+        def taken(job: Any) -> bool:
+            return job.lease_owner is not None or job.next_at is None
+
+        @staticmethod
+        def due(job: Any, horizon: datetime) -> bool:
+            return (
+                job.next_at is not None
+                and job.next_at <= horizon
+                and job.info.state == JobState.ENABLED
+                and job.lease_owner is None
+            )
+
+    cfg = settings(Path("."), max_in_flight=concurrency)
+    store = BurstStore()
+    now = datetime.now(UTC)
+    due = now + timedelta(seconds=1 + 0.0002 * n)
+    start = due.isoformat().replace("+00:00", "Z")
+    for i in range(n):
+        store.add(f"job{i}", {"action": http_action(f"{url}/job{i}"), "startTime": start}, now)
+    store.order = list(store.jobs.values())
+    async with Actions(cfg) as client:
+        actions = Counting(client)
+        clock = SystemClock()
+        recorder = Recorder(store, clock)
+        decider = Decider(Plans(cfg.plan_cache_size), timedelta(seconds=cfg.grace_period))
+        dispatcher = Dispatcher(store, actions, cfg, clock, recorder, decider)
+        c0 = time.process_time()
+        dispatcher.start()
+        while True:
+            await asyncio.sleep(0.005)
+            if len(store.history) >= n:
+                break
+        end = datetime.now(UTC)
+        await dispatcher.stop()
+        cpu = time.process_time() - c0
+    lags = [(entry.started - due).total_seconds() for entry in store.history]
+    seconds = (end - due).total_seconds()
+    return Result("engine on an in-memory store (no database)", n, seconds, lags, cpu, actions.peak)
 
 
 # -- APScheduler 3 -------------------------------------------------------------------------------
@@ -408,6 +486,8 @@ async def main(args: argparse.Namespace) -> None:
             burst.append(await run_horarium(url, [0.0] * n, concurrency))
             if not args.skip_apscheduler:
                 burst.append(await run_apscheduler(url, [0.0] * n, concurrency))
+            if args.memory_store:  # last: current_figures reads the rows before it by position
+                burst.append(await run_memory_engine(url, n, concurrency))
             rounds.append(burst)
             title = f"Burst, round {round_}: {n} jobs due at the same instant"
             print(table(title, burst, ceiling.rate), end="\n\n", flush=True)
@@ -440,6 +520,11 @@ if __name__ == "__main__":
         "--sink-delay", type=float, default=0.0, help="seconds the sink takes to answer"
     )
     parser.add_argument("--skip-apscheduler", action="store_true")
+    parser.add_argument(
+        "--memory-store",
+        action="store_true",
+        help="also the engine on the unit tests' in-memory store: the burst without a database",
+    )
     parser.add_argument(
         "--rounds", type=int, default=3, help="burst rounds (each: ceiling, horarium, apscheduler)"
     )
