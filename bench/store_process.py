@@ -230,8 +230,8 @@ async def run_in_process(url: str, n: int, slots: int) -> tuple[float, float, fl
             scheduler = Scheduler(db, cfg, client)
             store = PipeStore(scheduler.runs, cfg.database_url, cfg)
             await store._ask("ping")  # the child is up
-            scheduler.dispatcher._runs = store  # type: ignore[assignment]
-            scheduler.recorder._runs = store  # type: ignore[assignment]
+            scheduler.dispatcher._runs = store  # the prototype: a private swap
+            scheduler.recorder._runs = store
             now = datetime.now(UTC)
             due = now + timedelta(seconds=1 + 0.0004 * n)
             await dispatch._insert_jobs(db, url, [due] * n, now)
