@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import dispatch
-from support import run, sink
+from support import TICKS, cpu_ticks, run, sink
 
 # -- the child: the store's work -----------------------------------------------------------------
 
@@ -199,9 +199,8 @@ class PipeStore:
 
     def child_cpu(self) -> float:
         """The child's CPU seconds so far."""
-        with open(f"/proc/{self.process.pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        assert self.process.pid is not None
+        return cpu_ticks(self.process.pid) / TICKS
 
     def stop(self) -> None:
         if self.reading:
