@@ -223,25 +223,16 @@ async def run_horarium(
     return Result(label, len(history), seconds, lags, cpu, actions.peak)
 
 
-async def run_memory_engine(url: str, n: int, concurrency: int) -> Result:
-    """The burst's bound without a database: the engine's dispatcher, recorder and decider as
-    `Scheduler` assembles them, on the in-memory store the unit tests use
-    (tests/engine/memory_store.py: dictionaries on the event loop, no writer thread), N one-time
-    jobs due at one instant, the same action client. The end is seen within 5 ms."""
+def memory_burst_store(url: str, n: int, due: datetime, now: datetime) -> Any:
+    """The unit tests' in-memory store (tests/engine/memory_store.py) holding N one-time jobs
+    due at `due`, a POST to `url`/jobI each, its due jobs found from a cursor over the jobs in
+    order, not by scanning every job at each claim (the jobs are one-time, all due, and claimed
+    in that order)."""
     sys.path.insert(0, REPOSITORY)  # the `tests` package
-    from horarium.actions.runner import Actions
-    from horarium.engine.clock import SystemClock
-    from horarium.engine.deciding import Decider
-    from horarium.engine.dispatcher import Dispatcher
-    from horarium.engine.plans import Plans
-    from horarium.engine.recorder import Recorder
     from horarium.model.enums import JobState
     from tests.engine.memory_store import MemoryRunStore
 
     class BurstStore(MemoryRunStore):
-        """Its due jobs found from a cursor over the jobs in order, not by scanning every job at
-        each claim (the burst's jobs are one-time, all due, and claimed in that order)."""
-
         order: list[Any]
         first = 0  # the jobs before it are all leased or done
         limit = 0
@@ -269,14 +260,30 @@ async def run_memory_engine(url: str, n: int, concurrency: int) -> Result:
                 and job.lease_owner is None
             )
 
-    cfg = settings(Path("."), max_in_flight=concurrency)
     store = BurstStore()
-    now = datetime.now(UTC)
-    due = now + timedelta(seconds=1 + 0.0002 * n)
     start = due.isoformat().replace("+00:00", "Z")
     for i in range(n):
         store.add(f"job{i}", {"action": http_action(f"{url}/job{i}"), "startTime": start}, now)
     store.order = list(store.jobs.values())
+    return store
+
+
+async def run_memory_engine(url: str, n: int, concurrency: int) -> Result:
+    """The burst's bound without a database: the engine's dispatcher, recorder and decider as
+    `Scheduler` assembles them, on the in-memory store the unit tests use (dictionaries on the
+    event loop, no writer thread; `memory_burst_store`), N one-time jobs due at one instant, the
+    same action client. The end is seen within 5 ms."""
+    from horarium.actions.runner import Actions
+    from horarium.engine.clock import SystemClock
+    from horarium.engine.deciding import Decider
+    from horarium.engine.dispatcher import Dispatcher
+    from horarium.engine.plans import Plans
+    from horarium.engine.recorder import Recorder
+
+    cfg = settings(Path("."), max_in_flight=concurrency)
+    now = datetime.now(UTC)
+    due = now + timedelta(seconds=1 + 0.0002 * n)
+    store = memory_burst_store(url, n, due, now)
     async with Actions(cfg) as client:
         actions = Counting(client)
         clock = SystemClock()
