@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,6 +47,7 @@ from support import (
     record_figures,
     run,
     sink,
+    sink_cpu,
 )
 
 REPOSITORY = str(Path(__file__).resolve().parent.parent)
@@ -59,6 +61,7 @@ class Result:
     lags: list[float]
     cpu: float = float("nan")  # this process's CPU seconds (all threads) during the run
     peak: int = 0  # the most actions running at once
+    sink_cpu: float = float("nan")  # the sink's CPU seconds during the run
 
     @property
     def rate(self) -> float:
@@ -390,8 +393,8 @@ def table(title: str, results: list[Result], ceiling: float | None) -> str:
     lines = [
         f"{title}",
         "| system | executions | seconds | executions/s | lag p50 s | lag p99 s | lag max s "
-        "| of ceiling | CPU µs / execution | peak running |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| of ceiling | CPU µs / execution | sink CPU µs / request | peak running |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         share = f"{r.rate / ceiling:.0%}" if ceiling and r.lags else "–"
@@ -399,9 +402,10 @@ def table(title: str, results: list[Result], ceiling: float | None) -> str:
             lags = "– | – | –"
         else:
             lags = f"{r.lag(0.5):.3f} | {r.lag(0.99):.3f} | {max(r.lags):.3f}"
+        sink = "–" if math.isnan(r.sink_cpu) else f"{r.sink_cpu / r.executions * 1e6:,.0f}"
         lines.append(
             f"| {r.name} | {r.executions} | {r.seconds:.2f} | {r.rate:,.0f} | {lags} | {share} "
-            f"| {r.cpu / r.executions * 1e6:,.0f} | {r.peak} |"
+            f"| {r.cpu / r.executions * 1e6:,.0f} | {sink} | {r.peak} |"
         )
     return "\n".join(lines)
 
@@ -478,6 +482,15 @@ def current_figures(rounds: list[list[Result]], paced: list[Result]) -> list[tup
     ]
 
 
+async def with_sink_cpu(url: str, running: Awaitable[Result]) -> Result:
+    """`running`'s result, with the CPU the sink spent meanwhile (the machine's other core is
+    shared between the sink and whatever the system runs beside its event loop's thread)."""
+    before = sink_cpu(url)
+    result = await running
+    result.sink_cpu = sink_cpu(url) - before
+    return result
+
+
 async def main(args: argparse.Namespace) -> None:
     from horarium.loops import running_loop_name
 
@@ -488,13 +501,13 @@ async def main(args: argparse.Namespace) -> None:
         concurrency = args.max_in_flight
         rounds: list[list[Result]] = []
         for round_ in range(1, args.rounds + 1):
-            ceiling = await run_ceiling(url, n, concurrency)
+            ceiling = await with_sink_cpu(url, run_ceiling(url, n, concurrency))
             burst: list[Result] = [ceiling]
-            burst.append(await run_horarium(url, [0.0] * n, concurrency))
+            burst.append(await with_sink_cpu(url, run_horarium(url, [0.0] * n, concurrency)))
             if not args.skip_apscheduler:
-                burst.append(await run_apscheduler(url, [0.0] * n, concurrency))
+                burst.append(await with_sink_cpu(url, run_apscheduler(url, [0.0] * n, concurrency)))
             if args.memory_store:  # last: current_figures reads the rows before it by position
-                burst.append(await run_memory_engine(url, n, concurrency))
+                burst.append(await with_sink_cpu(url, run_memory_engine(url, n, concurrency)))
             rounds.append(burst)
             title = f"Burst, round {round_}: {n} jobs due at the same instant"
             print(table(title, burst, ceiling.rate), end="\n\n", flush=True)

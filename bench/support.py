@@ -212,10 +212,13 @@ async def dump(request):
 async def reset(request):
     seen.clear()
     return web.Response(text="ok")
+async def cpu(request):
+    return web.Response(text=repr(time.process_time()))
 app = web.Application()
 app.router.add_get("/__count", count)
 app.router.add_get("/__seen", dump)
 app.router.add_post("/__reset", reset)
+app.router.add_get("/__cpu", cpu)
 app.router.add_route("*", "/{tail:.*}", hit if record else ok)
 web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, backlog=backlog)
 """
@@ -243,6 +246,13 @@ def sink_seen(url: str) -> list[list[Any]]:
     import httpx
 
     return list(httpx.get(f"{url}/__seen", timeout=30).json())
+
+
+def sink_cpu(url: str) -> float:
+    """The sink process's CPU seconds so far (all its threads)."""
+    import httpx
+
+    return float(httpx.get(f"{url}/__cpu", timeout=30).text)
 
 
 def sink_reset(url: str) -> None:
