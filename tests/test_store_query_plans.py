@@ -51,13 +51,15 @@ def pg_url() -> Iterator[str]:
 
 
 @contextmanager
-def captured(db: AsyncEngine, *more: Engine | None) -> Iterator[list[Statement]]:
+def captured(db: AsyncEngine, *more: Engine | None, many: bool = True) -> Iterator[list[Statement]]:
     """The statements (SQL and parameters, as the driver gets them) run on `db` (and the
-    blocking engines `more`: a `Transactor`'s on SQLite) meanwhile."""
+    blocking engines `more`: a `Transactor`'s on SQLite) meanwhile; those run once per row of
+    a list (`executemany`) too unless `many` is False."""
     seen: list[Statement] = []
 
-    def record(_conn: Any, _cursor: Any, sql: str, params: Any, *_rest: Any) -> None:
-        seen.append((sql, params))
+    def record(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, executemany: bool) -> None:
+        if many or not executemany:
+            seen.append((sql, params))
 
     engines = [db.sync_engine, *(e for e in more if e is not None)]
     for engine in engines:

@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.engine.cleanup import clean_once
@@ -16,6 +16,7 @@ from horarium.engine.scheduler import Scheduler
 from horarium.store.core.schema import job_history, jobs, monitor_check_ins, monitors
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 from tests.support import sqlite_table_scans
+from tests.test_store_query_plans import captured
 
 
 async def _add_history(db: AsyncEngine, job_id: int, n: int, ended: Any) -> None:
@@ -153,29 +154,19 @@ async def test_engine_queries_use_indexes_not_table_scans(
 ) -> None:
     """Every statement the engine sends (claiming, recording, retention) is planned by SQLite
     as an index search: none scans a table, so idle jobs cost nothing."""
-    statements: list[tuple[str, Any]] = []
-
-    def capture(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool):
-        if not many and not statement.lstrip().upper().startswith(("INSERT", "BEGIN", "PRAGMA")):
-            statements.append((statement, params))
-
     for i in range(5):
         await store.add(f"j{i}", {"action": http(sink.plan(f"/{i}", 500, 200))})
     scheduler: Scheduler = make_scheduler()
     # The API's engine (retention writes through it) and the engine's own connection to the
     # file, on its writer thread (`horarium.store.runs.transact`).
-    engines = [db.sync_engine, scheduler.runs.transactor.sync_engine]
-    for engine in engines:
-        event.listen(engine, "before_cursor_execute", capture)
-    try:
+    with captured(db, scheduler.runs.transactor.sync_engine, many=False) as seen:
         await scheduler.drain()
         clock.advance(seconds=30)
         await scheduler.drain()
         await clean_once(db, clock)
         await scheduler.runs.next_due()
-    finally:
-        for engine in engines:
-            event.remove(engine, "before_cursor_execute", capture)
+    skipped = ("INSERT", "BEGIN", "PRAGMA")
+    statements = [s for s in seen if not s[0].lstrip().upper().startswith(skipped)]
     assert len(statements) > 10
     async with db.connect() as conn:
         for sql, params in statements:
@@ -223,24 +214,21 @@ async def test_trimming_writes_only_to_jobs_over_the_limit(
 ) -> None:
     """A pass over many jobs with short histories deletes nothing of theirs, so check-ins and
     claims (which wait for the write lock) do not queue behind it job by job."""
-    trims: list[str] = []
-
-    def capture(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool):
-        text = statement.lstrip().upper()
-        if text.startswith("DELETE FROM JOB_HISTORY") and "END_TIME" not in text:
-            trims.append(statement)
-
     quiet = [await store.add(f"q{i}", {"action": http("http://127.0.0.1:9/")}) for i in range(30)]
     busy = await store.add("busy", {"action": http("http://127.0.0.1:9/")})
     for job in quiet:
         await _add_history(db, job, 5, T0)
     await _add_history(db, busy, 1010, T0)
-    event.listen(db.sync_engine, "before_cursor_execute", capture)
-    try:
+    with captured(db) as seen:
         counts = await clean_once(db, clock)
-    finally:
-        event.remove(db.sync_engine, "before_cursor_execute", capture)
+    trims = [sql for sql, _ in seen if _trims_history(sql)]
     assert counts["trimmed"] == 10
     assert len(trims) == 1  # the busy job's; none for the 30 quiet ones
     assert len(await store.history(busy)) == 1000
     assert [len(await store.history(job)) for job in quiet] == [5] * 30
+
+
+def _trims_history(sql: str) -> bool:
+    """A statement that trims job_history to its limit (not one deleting by age)."""
+    text = sql.lstrip().upper()
+    return text.startswith("DELETE FROM JOB_HISTORY") and "END_TIME" not in text
