@@ -50,12 +50,18 @@ async def test_stopping_hands_back_executions_claimed_but_not_started(
     first = Scheduler(db, settings, actions, clock=clock, owner="first")
     first.start()
     await sink.wait_hits(3)
-    await asyncio.sleep(0.1)  # the round after the slots filled has claimed the ready batch
-    async with db.connect() as conn:
-        leased = (
-            await conn.execute(select(func.count()).where(jobs.c.lease_owner == "first"))
-        ).scalar()
-    assert leased == 6  # three running, three ready (the slots plus one batch); two wait
+
+    async def leased() -> int:
+        async with db.connect() as conn:
+            count = select(func.count()).where(jobs.c.lease_owner == "first")
+            return int((await conn.execute(count)).scalar_one())
+
+    for _ in range(100):  # the round after the slots filled claims the ready batch (at most 10 s)
+        if await leased() >= 6:
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.1)  # a later round claims nothing more
+    assert await leased() == 6  # three running, three ready (the slots plus one batch); two wait
     assert len(sink.hits) == 3
     await first.stop()  # running attempts get drain_seconds
 
