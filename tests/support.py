@@ -14,6 +14,9 @@ from functools import cache
 from typing import Any
 
 import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 PG_ADMIN_URL = os.environ.get("HORARIUM_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -189,3 +192,40 @@ def sqlite_table_scans(plan: list[str]) -> list[str]:
         for line in plan
         if line.startswith("SCAN") and "USING" not in line and not line.startswith(_ID_LIST_SCAN)
     ]
+
+
+# -- the statements a database is sent --------------------------------------------------------
+
+Statement = tuple[str, Any]  # SQL and parameters, as the driver gets them
+
+
+@contextmanager
+def captured(db: AsyncEngine, *more: Engine | None, many: bool = True) -> Iterator[list[Statement]]:
+    """The statements (SQL and parameters, as the driver gets them) run on `db` (and the
+    blocking engines `more`: a `Transactor`'s on SQLite) meanwhile; those run once per row of
+    a list (`executemany`) too unless `many` is False."""
+    seen: list[Statement] = []
+
+    def record(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, executemany: bool) -> None:
+        if many or not executemany:
+            seen.append((sql, params))
+
+    engines = [db.sync_engine, *(e for e in more if e is not None)]
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", record)
+
+
+async def plan_of(db: AsyncEngine, statement: Statement) -> str:
+    """The database's plan of `statement`, one line per step."""
+    sql, params = statement
+    async with db.connect() as conn:
+        if db.dialect.name == "sqlite":
+            rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
+            return "\n".join(str(row[-1]) for row in rows)
+        rows = await conn.exec_driver_sql(f"EXPLAIN {sql}", params)
+        return "\n".join(str(row[0]) for row in rows)

@@ -6,13 +6,10 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
-from sqlalchemy import event, insert, text
-from sqlalchemy.engine import Engine
+from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.model.names import CollectionName
@@ -38,10 +35,15 @@ from horarium.store.runs.vocabulary import (
 )
 from tests.database_fixtures import db_url as db_url
 from tests.database_fixtures import migrated
-from tests.support import fresh_pg_database, sqlite_table_scans
+from tests.support import (
+    Statement,
+    captured,
+    fresh_pg_database,
+    plan_of,
+    sqlite_table_scans,
+)
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
-Statement = tuple[str, Any]
 
 
 @pytest.fixture
@@ -50,40 +52,8 @@ def pg_url() -> Iterator[str]:
         yield url
 
 
-@contextmanager
-def captured(db: AsyncEngine, *more: Engine | None, many: bool = True) -> Iterator[list[Statement]]:
-    """The statements (SQL and parameters, as the driver gets them) run on `db` (and the
-    blocking engines `more`: a `Transactor`'s on SQLite) meanwhile; those run once per row of
-    a list (`executemany`) too unless `many` is False."""
-    seen: list[Statement] = []
-
-    def record(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, executemany: bool) -> None:
-        if many or not executemany:
-            seen.append((sql, params))
-
-    engines = [db.sync_engine, *(e for e in more if e is not None)]
-    for engine in engines:
-        event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        for engine in engines:
-            event.remove(engine, "before_cursor_execute", record)
-
-
 def first_select(seen: list[Statement], where: Callable[[str], bool]) -> Statement:
     return next(s for s in seen if s[0].lstrip().upper().startswith("SELECT") and where(s[0]))
-
-
-async def plan_of(db: AsyncEngine, statement: Statement) -> str:
-    """The database's plan of `statement`, one line per step."""
-    sql, params = statement
-    async with db.connect() as conn:
-        if db.dialect.name == "sqlite":
-            rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
-            return "\n".join(str(row[-1]) for row in rows)
-        rows = await conn.exec_driver_sql(f"EXPLAIN {sql}", params)
-        return "\n".join(str(row[0]) for row in rows)
 
 
 async def store_collections(db: AsyncEngine, subscriptions: int, per_subscription: int) -> None:

@@ -25,8 +25,7 @@ from horarium.store.runs.partitions import AHEAD, partitions, prepare_partitions
 from horarium.store.runs.retention import trim_history
 from tests.engine.engine_support import T0, FakeClock, Store, http
 from tests.migrated_databases import migrated_pg_database
-from tests.support import fresh_pg_database
-from tests.test_store_query_plans import captured, plan_of
+from tests.support import captured, fresh_pg_database, plan_of
 
 pytestmark = pytest.mark.postgres
 

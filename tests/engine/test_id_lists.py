@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from horarium.store.core.schema import notifications
 from horarium.store.runs.id_lists import in_ids
 from tests.engine.engine_support import T0
-from tests.test_store_query_plans import captured
+from tests.support import captured
 
 BIG = 2**31 + 7  # past the largest int4: the id columns that grow are 64-bit
 IDS = [1, 2, 3, 5, 8, BIG]

@@ -15,8 +15,7 @@ from horarium.engine.cleanup import clean_once
 from horarium.engine.scheduler import Scheduler
 from horarium.store.core.schema import job_history, jobs, monitor_check_ins, monitors
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
-from tests.support import sqlite_table_scans
-from tests.test_store_query_plans import captured
+from tests.support import captured, plan_of, sqlite_table_scans
 
 
 async def _add_history(db: AsyncEngine, job_id: int, n: int, ended: Any) -> None:
@@ -168,11 +167,9 @@ async def test_engine_queries_use_indexes_not_table_scans(
     skipped = ("INSERT", "BEGIN", "PRAGMA")
     statements = [s for s in seen if not s[0].lstrip().upper().startswith(skipped)]
     assert len(statements) > 10
-    async with db.connect() as conn:
-        for sql, params in statements:
-            rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
-            plan = [r[-1] for r in rows]
-            assert not sqlite_table_scans(plan), f"{sql}: {plan}"
+    for statement in statements:
+        plan = await plan_of(db, statement)
+        assert not sqlite_table_scans(plan.splitlines()), f"{statement[0]}: {plan}"
 
 
 async def test_history_written_before_a_restart_is_still_trimmed(
