@@ -47,10 +47,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dispatch
+from store_forms import DAMPED  # the periodic tasks slowed under callgrind
 from support import record_figures, run, sink
 
 PARTS = ("client", "memory", "memory-filling", "sqlite", "sqlite-filling")
-DAMPED = {"poll_interval": 60.0, "node_timeout": 600.0}  # as bench/store_forms.py
 SLOTS = 500  # the dispatch benchmark's --max-in-flight
 WHERE = ("interpreter", "SQLite", "C library", "other")
 LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$")
