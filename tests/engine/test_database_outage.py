@@ -134,6 +134,9 @@ def test_service_survives_a_database_outage_under_load(
             clients.append(thread)
 
         wait_until(lambda: len(sink.requests) >= 5, 60, "the first jobs to run")
+        # Each client's probe exists before the outage (its first PUT answered 201), so that a
+        # GET of it is never a 404 for a job nobody could create.
+        wait_until(lambda: answers.statuses()[201] >= len(clients), 60, "the probes made")
         proxy.cut()
         cut_at = time.time()
         time.sleep(3)
