@@ -114,11 +114,17 @@ AXE_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
 
 
 def axe_violations(page: Any, tags: tuple[str, ...] = AXE_TAGS) -> list[str]:
-    """What axe-core (vendored) finds on the page as it is now, against the WCAG 2.0 / 2.1 A and
+    """What axe-core (vendored) finds on the page as it is shown, against the WCAG 2.0 / 2.1 A and
     AA rules: one line per violation and element (empty when none). The page's context must
     bypass the CSP (`SharedChromium.page(bypass_csp=True)`): the script is injected inline."""
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(path=str(AXE))
+    # The page as it is shown: after a rendered frame. What the page does as a frame renders
+    # (its ResizeObserver makes a table that scrolls sideways focusable) is done by then; a
+    # check for visibility lays the page out without rendering a frame.
+    page.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
     found = page.evaluate(
         """(tags) => axe.run(document, {runOnly: {type: "tag", values: tags},
                                         resultTypes: ["violations"]})
