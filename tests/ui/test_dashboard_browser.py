@@ -59,25 +59,25 @@ def preview_times(page: Any) -> list[str]:
     return [t.strip() for t in page.locator("#preview-list .utc").all_inner_texts()]
 
 
-def wait_for_new_preview(page: Any, before: list[str]) -> list[str]:
-    page.wait_for_function(
-        """(before) => {
-            const rows = [...document.querySelectorAll('#preview-list .utc')];
-            const now = rows.map((r) => r.textContent.trim());
-            return now.length > 1 && JSON.stringify(now) !== JSON.stringify(before);
-        }""",
-        arg=before,
-    )
-    return preview_times(page)
+def wait_for_preview_every(page: Any, minutes: int) -> None:
+    """Until the preview lists executions `minutes` apart. It follows each change of the form, so
+    it may show a form on the way first (Minute with the interval not yet changed)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-
-def gap_minutes(times: list[str]) -> float:
-    from datetime import datetime
-
-    first, second = (
-        datetime.strptime(t.removesuffix(" UTC"), "%Y-%m-%d %H:%M:%S") for t in times[:2]
-    )
-    return (second - first).total_seconds() / 60
+    try:
+        page.wait_for_function(
+            """(minutes) => {
+                const rows = [...document.querySelectorAll('#preview-list .utc')];
+                const [a, b] = rows.slice(0, 2).map((r) =>
+                    Date.parse(r.textContent.trim().replace(' UTC', 'Z').replace(' ', 'T')));
+                return rows.length > 1 && b - a === minutes * 60000;
+            }""",
+            arg=minutes,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(
+            f"the preview never listed executions {minutes} min apart: {preview_times(page)[:3]}"
+        ) from None
 
 
 def test_a_user_creates_a_job_in_the_form_runs_it_and_disables_and_enables_it(
@@ -102,17 +102,15 @@ def test_a_user_creates_a_job_in_the_form_runs_it_and_disables_and_enables_it(
     page.fill("#uri", f"{target}/ok")
     page.fill("#startTime", "2090-01-01T00:00:00Z")  # nothing runs but what we run
     page.select_option("#frequency", "Hour")
-    hourly = wait_for_new_preview(page, [])
-    assert gap_minutes(hourly) == 60
+    wait_for_preview_every(page, 60)
     # A job without an executionPolicy: the preview shows no policy line (and no stray text).
     expect(page.locator("#preview #execution-policy")).to_have_count(0)
     expect(page.locator("#preview")).not_to_contain_text("null")
     page.fill("#interval", "3")
-    every_three = wait_for_new_preview(page, hourly)
-    assert gap_minutes(every_three) == 180
+    wait_for_preview_every(page, 180)
     page.select_option("#frequency", "Minute")
     page.fill("#interval", "30")
-    assert gap_minutes(wait_for_new_preview(page, every_three)) == 30
+    wait_for_preview_every(page, 30)
     page.click("#job-save")
 
     expect(page.locator("h1")).to_have_text("ping")
