@@ -1,15 +1,17 @@
 """Test-wide setup: the network rule holds (tests connect only to loopback:
-tests/loopback_only.py); the slowest modules are marked `slow` and run first; `long_fuzz` runs only
-when asked for (docs/testing.md)."""
+tests/loopback_only.py); httpx clients share their default TLS context (tests/shared_tls.py);
+the slowest modules are marked `slow` and run first; `long_fuzz` runs only when asked for
+(docs/testing.md)."""
 
 import os
 from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests import loopback_only
+from tests import loopback_only, shared_tls
 
 loopback_only.install()
+shared_tls.install()
 
 # Seconds of the slowest modules, slowest first: the larger of a one-process measurement
 # (`--durations`, CI=true) and the module's sum in a whole parallel run (`--durations=0`).
