@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import socket
@@ -87,7 +88,49 @@ def require_postgres() -> None:
     pytest.skip(problem)
 
 
+# free_port hands out ports below the kernel's ephemeral range, which nothing takes by itself
+# (a bind to port 0 and an outgoing connection get ephemeral ports), each test process from a
+# slice of its own: a port it returns stays free until the caller's server binds it, whatever the
+# other workers, their servers and their clients do meanwhile.
+FIRST_PORT = 10_000  # below: the well-known ports of local services (5432, 5672, 6379, …)
+PORT_SLICES = 16  # pytest-xdist workers gw0…gw15 get slices of their own (and the main process)
+
+
+def _ephemeral_start() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
+
+
+@cache
+def _own_ports() -> Iterator[int]:
+    """This process's slice of the ports below the ephemeral range, round and round from a
+    random place (empty when the range leaves no room)."""
+    size = (_ephemeral_start() - FIRST_PORT) // PORT_SLICES
+    if size < 100:
+        return iter(())
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw-1").removeprefix("gw")
+    first = FIRST_PORT + (int(worker) + 1) % PORT_SLICES * size
+    start = int.from_bytes(os.urandom(2)) % size
+    return itertools.cycle([*range(first + start, first + size), *range(first, first + start)])
+
+
 def free_port() -> int:
+    """A loopback TCP port nothing listens on now, and that no other test process will be
+    given (see above); where the kernel leaves no room below its ephemeral range, any free one."""
+    ports = _own_ports()
+    for _ in range(2_000):
+        port = next(ports, None)
+        if port is None:
+            break
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # a local service's port, or a closed server's connections linger
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
