@@ -93,7 +93,9 @@ def require_postgres() -> None:
 # slice of its own: a port it returns stays free until the caller's server binds it, whatever the
 # other workers, their servers and their clients do meanwhile.
 FIRST_PORT = 10_000  # below: the well-known ports of local services (5432, 5672, 6379, …)
-PORT_SLICES = 16  # pytest-xdist workers gw0…gw15 get slices of their own (and the main process)
+# The main process and pytest-xdist workers gw0…gw14 get slices of their own (gw15 shares the
+# main process's, which never runs beside the workers).
+PORT_SLICES = 16
 
 
 def _ephemeral_start() -> int:
