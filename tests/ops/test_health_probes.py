@@ -82,12 +82,22 @@ def test_readyz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
     assert "readiness:" in log and "has no database" in log
 
 
+def _verbose(server: ServerProcess) -> httpx.Response:
+    return httpx.get(
+        server.url("/readyz"), params={"verbose": ""}, headers=server.auth_headers(), timeout=15
+    )
+
+
+def _beaten(answer: httpx.Response) -> httpx.Response | None:
+    """`answer` once it shows this node's heartbeat."""
+    return answer if answer.json()["node"]["heartbeatAgeSeconds"] is not None else None
+
+
 def test_readyz_verbose_keeps_the_503_and_adds_the_nodes_view(server: ServerProcess) -> None:
     set_schema_revision(server, "0002")
     wait_until(lambda: _not_ready(server), "/readyz to answer 503")
-    answer = httpx.get(
-        server.url("/readyz"), params={"verbose": ""}, headers=server.auth_headers(), timeout=15
-    )
+    # The node's first beat may come after the process answers: wait for it to show.
+    answer = wait_until(lambda: _beaten(_verbose(server)), "the node's first heartbeat")
     assert answer.status_code == 503
     body = answer.json()
     assert body["error"]["details"][0]["code"] == "MigrationsNotApplied"
