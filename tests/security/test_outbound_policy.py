@@ -386,8 +386,9 @@ async def test_redirects_follow_the_method_rules(
     async with Actions(Settings()) as actions:
         result = await actions.run(action, context())
     assert result.succeeded, result.message
-    next_method, path, headers, body, _ = site.requests[1]
-    assert (next_method, path) == (then, "/next")
+    # The whole list: one request to each path, nothing sent twice.
+    assert [(m, p) for m, p, *_ in site.requests] == [(method, "/start"), (then, "/next")]
+    _, _, headers, body, _ = site.requests[1]
     assert body == ("payload" if with_body else "")
     assert ("Content-Type" in headers) == with_body
 
