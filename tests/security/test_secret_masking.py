@@ -129,10 +129,13 @@ def test_get_then_put_back_keeps_every_stored_secret(world: World) -> None:
     again = _put(world, "roundtrip", shown)
     assert again["properties"]["action"]["request"]["body"] == "edited"
 
+    errors_before = len(world.echo.on("/error"))
     [main] = world.run("roundtrip", "/fails")
     _assert_real_values(main)
     assert main.body == "edited"
-    [error] = world.run("roundtrip", "/error")
+    # The same execution's error action, which follows its failed main action.
+    wait_until(lambda: len(world.echo.on("/error")) > errors_before, 30, "the error action")
+    [error] = world.echo.on("/error")[errors_before:]
     assert error.headers["Authorization"] == f"Bearer {BEARER}"
 
 
