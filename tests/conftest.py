@@ -1,10 +1,13 @@
 """Test-wide setup: the network rule holds (tests connect only to loopback:
 tests/loopback_only.py); httpx clients share their default TLS context (tests/shared_tls.py);
-the slowest modules are marked `slow` and run first; `long_fuzz` runs only when asked for
+the slowest modules are marked `slow` and run first, waiting and busy ones in turn, with quick
+modules queued behind them (tests/scheduling.py); `long_fuzz` runs only when asked for
 (docs/testing.md)."""
 
+import itertools
 import os
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -15,9 +18,9 @@ shared_tls.install()
 
 # Seconds of the slowest modules, slowest first: the larger of a one-process measurement
 # (`--durations`, CI=true) and the module's sum in a whole parallel run (`--durations=0`).
-# The order is the run's order: under pytest-xdist (`--dist loadfile --no-loadscope-reorder`)
-# the longest files start at once instead of ending the run alone. Re-measure when a module's
-# time changes much (docs/testing.md, "Keeping it quick").
+# Under pytest-xdist (`--dist loadfile --no-loadscope-reorder`) the run takes the order
+# `run_order` makes of them, so the longest files start at once instead of ending the run alone.
+# Re-measure when a module's time changes much (docs/testing.md, "Keeping it quick").
 MODULE_SECONDS = {
     "tests/engine/test_service_realtime.py": 140,
     "tests/engine/test_chaos.py": 126,
@@ -105,19 +108,61 @@ MODULE_SECONDS = {
 # A module at least this slow is left out of the quick tier (`-m "not slow"`).
 SLOW_SECONDS = 5
 
+# The slow modules that keep about a third of a core or more busy while they run (their
+# processes' CPU over their time: Chromium, the fuzzers, building a wheel); the others mostly
+# wait on servers, timers and worker processes.
+BUSY_MODULES = frozenset(
+    {
+        "tests/ui/test_dashboard_screenshots.py",
+        "tests/ui/test_dashboard_browser.py",
+        "tests/ui/test_dashboard_fixes.py",
+        "tests/api/test_api_fuzz_postgres.py",
+        "tests/api/test_api_fuzz.py",
+        "tests/ops/test_wheel_install.py",
+    }
+)
+
+
+def run_order(seconds: dict[str, float], busy: frozenset[str]) -> list[str]:
+    """The modules of `seconds`, each list slowest first, taken in turn from the waiting ones and
+    the `busy` ones: the long modules that mostly wait start beside modules that keep the CPUs
+    working, instead of six waiting modules leaving them idle for the first minutes."""
+    by_time = sorted(seconds, key=lambda module: -seconds[module])
+    waiting = [m for m in by_time if m not in busy]
+    working = [m for m in by_time if m in busy]
+    order: list[str] = []
+    for pair in itertools.zip_longest(waiting, working):
+        order.extend(m for m in pair if m is not None)
+    return order
+
+
+RANK = {module: rank for rank, module in enumerate(run_order(MODULE_SECONDS, BUSY_MODULES))}
+
 
 def _module(item: pytest.Item) -> str:
     return item.nodeid.split("::", 1)[0]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks the slow modules, puts the slowest modules first (the others keep their order),
-    and leaves out what `_left_out` says."""
+    """Marks the slow modules, puts them first in `RANK`'s order (the others keep theirs), and
+    leaves out what `_left_out` says."""
     for item in items:
         if MODULE_SECONDS.get(_module(item), 0) >= SLOW_SECONDS:
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: -MODULE_SECONDS.get(_module(item), 0))
+    items.sort(key=lambda item: RANK.get(_module(item), len(RANK)))
     _keep(config, items, lambda item: not _left_out(config, item))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `--dist loadfile`, xdist's scheduling with quick modules queued behind slow ones
+    (tests/scheduling.py); any other mode as xdist has it."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.scheduling import QuickBehindSlow
+
+    slow = [module for module, seconds in MODULE_SECONDS.items() if seconds >= SLOW_SECONDS]
+    return QuickBehindSlow(config, log, slow)
 
 
 def _left_out(config: pytest.Config, item: pytest.Item) -> bool:
