@@ -35,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,9 @@ class _Child:
         if name == "renew":
             keys, until = args
             held = [self.held[key] for key in keys if key in self.held]
-            return self.write(lambda conn: leases.renew(conn, self.sql, self.owner, held, until))
+            return self.write(
+                lambda conn: leases.renew(conn, self.sql, self.owner, held, lambda: until)
+            )
         if name == "started":
             keys, now = args
             started = [self.held[key] for key in keys if key in self.held]
@@ -179,11 +182,12 @@ class PipeStore:
         ]
         return await self._ask("record", rows, now)
 
-    async def renew(self, held: Any, until: datetime) -> None:
-        await self._ask("renew", [execution.key for execution in held], until)
+    async def renew(self, held: Any, until: Callable[[], datetime]) -> None:
+        # The time crosses the pipe as a value: read here, not once the child holds the rows.
+        await self._ask("renew", [execution.key for execution in held], until())
 
     async def release(self, held: Any, now: datetime) -> None:
-        await self.renew(held, now)
+        await self.renew(held, lambda: now)
 
     async def mark_started(self, started: Any, now: datetime) -> None:
         await self._ask("started", [execution.key for execution in started], now)

@@ -275,12 +275,12 @@ async def test_the_engines_id_list_statements_find_their_rows_by_key(db_url: str
         lease = timedelta(minutes=5)
         with captured(db, runs.transactor.sync_engine) as seen:
             first = await runs.claim(NOW, 60, lease, run)
-            await runs.renew(first, NOW + lease)
+            await runs.renew(first, lambda: NOW + lease)
             assert await runs.record(each_step(first, NOW), NOW)
             later = NOW + timedelta(minutes=1)
             again = await runs.claim(later, 60, lease, run)  # the retries and error actions
             assert again and all(c.run_id is not None for c in again)
-            await runs.renew(again, later + lease)
+            await runs.renew(again, lambda: later + lease)
             assert await runs.expire_gone_leases(later, lambda owner: True) == len(again)
             again = await runs.claim(later, 60, lease, run)
             assert await runs.record(each_step(again, later), later)

@@ -169,18 +169,19 @@ class MemoryRunStore:
             job.info.version, run.phase, run.attempt, job.info,
         )  # fmt: skip
 
-    async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
+    async def renew(self, held: Sequence[Claimed], until: Callable[[], datetime]) -> None:
+        end = until()
         for claimed in held:
             if claimed.run_id is None:
                 job = self.jobs[claimed.job.id]
                 if job.lease_owner == self.owner:
-                    job.lease_until = until
+                    job.lease_until = end
             elif (run := self.runs.get(claimed.run_id)) and run.lease_owner == self.owner:
-                run.due_at = until
+                run.due_at = end
 
     async def release(self, held: Sequence[Claimed], now: datetime) -> None:
         self.released.extend(c.key for c in held)
-        await self.renew(held, now)
+        await self.renew(held, lambda: now)
 
     async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
         return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ from horarium.actions.runner import Actions
 from horarium.engine.cleanup import clean_once
 from horarium.engine.nodes import this_node
 from horarium.engine.scheduler import Scheduler
-from horarium.store.core.schema import job_history
+from horarium.store.core.schema import job_history, jobs
 from horarium.store.resources.run_requests import request_run
 from horarium.store.runs.store import Runs
 from tests.engine.engine_support import FakeClock, Sink, Store, engine_settings, http
@@ -154,3 +154,34 @@ async def test_every_engine_transaction_takes_its_row_locks_in_one_order(
     assert len(sink.on("/error")) == 6
     problems = [p for t in seen.done for p in lock_order_problems(t)]
     assert problems == []
+
+
+async def test_a_renewal_kept_waiting_for_a_row_lock_still_gives_a_whole_lease(
+    db: AsyncEngine, store: Store, sink: Sink, clock: FakeClock, actions: Actions
+) -> None:
+    """A renewal reads the lease's new end once it holds the rows: one that waited for another
+    transaction's lock does not come back with a lease shortened by the wait (with a short
+    lease, the next renewal would then come too late and another node run the execution)."""
+    scheduler = Scheduler(db, engine_settings(), actions, clock=clock)
+    job_id = await store.add("held", {"action": http(sink.to("/held"))})
+    runs = Runs(db, "here:1:renewing")
+    lease = timedelta(seconds=30)
+    claimed = await runs.claim(clock.now(), 1, lease, scheduler.decider.at(clock.now()))
+    assert [c.job.id for c in claimed] == [job_id]
+    reads: list[datetime] = []
+
+    def until() -> datetime:
+        reads.append(datetime.now(UTC))
+        return reads[-1] + lease
+
+    async with db.connect() as other:
+        await other.execute(select(jobs.c.id).where(jobs.c.id == job_id).with_for_update())
+        renewing = asyncio.create_task(runs.renew(claimed, until))
+        await asyncio.sleep(1.0)
+        assert not renewing.done()  # it waits for the job's row
+        released = datetime.now(UTC)
+        await other.rollback()
+    await renewing
+    await runs.close()
+    assert len(reads) == 1 and reads[0] >= released
+    assert (await store.job(job_id)).lease_expires_at == reads[0] + lease

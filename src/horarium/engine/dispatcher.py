@@ -446,7 +446,7 @@ class Dispatcher:
         if not held:
             return interval
         try:
-            await self._runs.renew(held, self._clock.now() + self._lease)
+            await self._runs.renew(held, lambda: self._clock.now() + self._lease)
         except Exception as exc:
             wait = self._reachability.failed(exc)
             if wait is not None:

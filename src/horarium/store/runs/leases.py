@@ -14,17 +14,24 @@ from horarium.store.runs.vocabulary import Claimed
 
 
 def renew(
-    conn: Connection, sql: Statements, owner: str, held: Sequence[Claimed], until: datetime
+    conn: Connection,
+    sql: Statements,
+    owner: str,
+    held: Sequence[Claimed],
+    until: Callable[[], datetime],
 ) -> None:
-    """Extend `owner`'s leases on `held` to `until` (those it no longer holds are left alone).
-    Job rows first, then job_executions rows, each locked in id order before the update."""
+    """Extend `owner`'s leases on `held` to `until()` (those it no longer holds are left alone).
+    Job rows first, then job_executions rows, each locked in id order before the update;
+    `until()` is read once they are locked, so a renewal that waited for them still gives a
+    whole lease."""
     job_ids = _locked(conn, sql.own_jobs, sorted(c.job.id for c in held if c.run_id is None), owner)
     run_ids = sorted(c.run_id for c in held if c.run_id is not None)
     run_ids = _locked(conn, sql.own_runs, run_ids, owner)
+    end = until()
     if job_ids:
-        conn.execute(sql.renew_jobs, {"ids": job_ids, "owner": owner, "until": until})
+        conn.execute(sql.renew_jobs, {"ids": job_ids, "owner": owner, "until": end})
     if run_ids:
-        conn.execute(sql.renew_runs, {"ids": run_ids, "owner": owner, "until": until})
+        conn.execute(sql.renew_runs, {"ids": run_ids, "owner": owner, "until": end})
 
 
 def expire_gone(

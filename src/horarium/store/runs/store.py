@@ -51,8 +51,9 @@ class RunStore(Protocol):
         gives their collection."""
         ...
 
-    async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
-        """Extend this process's leases on `held` to `until`."""
+    async def renew(self, held: Sequence[Claimed], until: Callable[[], datetime]) -> None:
+        """Extend this process's leases on `held` to `until()`, read once the store holds
+        their rows (a renewal that waited for them still gives a whole lease)."""
         ...
 
     async def release(self, held: Sequence[Claimed], now: datetime) -> None:
@@ -110,13 +111,13 @@ class Runs:
             "claim",
         )
 
-    async def renew(self, held: Sequence[Claimed], until: datetime) -> None:
+    async def renew(self, held: Sequence[Claimed], until: Callable[[], datetime]) -> None:
         await self.transactor.write(
             lambda conn: leases.renew(conn, self._sql, self._owner, held, until), "lease renewal"
         )
 
     async def release(self, held: Sequence[Claimed], now: datetime) -> None:
-        await self.renew(held, now)
+        await self.renew(held, lambda: now)
 
     async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
         return await self.transactor.write(
