@@ -18,7 +18,7 @@ from typing import Any
 from xdist.scheduler import LoadFileScheduling
 
 
-class QuickBehindSlow(LoadFileScheduling):  # type: ignore[misc]
+class QuickBehindSlow(LoadFileScheduling):
     """`--dist loadfile`, where a worker still in one of the `slow` modules (file paths, as
     xdist names a module's scope) is given the queue's last module instead of its first."""
 
