@@ -9,6 +9,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from horarium.engine import telemetry
 from horarium.engine.deciding import Decider
 from horarium.engine.dispatcher import Dispatcher
@@ -145,7 +147,9 @@ async def test_stopping_hands_back_executions_claimed_but_not_started() -> None:
             assert job.info.state == JobState.COMPLETED
 
 
-async def test_an_attempt_whose_execution_was_taken_over_is_not_recorded() -> None:
+async def test_an_attempt_whose_execution_was_taken_over_is_not_recorded_and_the_log_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
     taken = store.add("taken", {"action": action("/taken")}, created=T0)
     store.add("kept", {"action": action("/kept")}, created=T0)
@@ -160,6 +164,10 @@ async def test_an_attempt_whose_execution_was_taken_over_is_not_recorded() -> No
     assert [e.job for e in store.history] == ["kept"]
     assert store.jobs[taken].lease_owner == "other"
     assert store.jobs[taken].info.state == JobState.ENABLED
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1
+    assert warned[0].startswith("1 finished attempts were not written: this node no longer held")
+    assert warned[0].endswith("/taken")  # the job, by collection and name
 
 
 class StalledStore(MemoryRunStore):

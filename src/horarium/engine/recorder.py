@@ -112,6 +112,7 @@ class Recorder:
             accepted = await self._runs.record(batch, self._clock.now())
             metrics.record_took(began)
             self._reachability.succeeded()
+            _warn_of_refused(batch, accepted)
         except Exception as exc:
             metrics.RECORD_FAILURES.inc()
             wait = self._reachability.failed(exc)
@@ -147,3 +148,20 @@ class Recorder:
             await self._task
             self._task = None
         await self._write_pending()
+
+
+def _warn_of_refused(batch: list[Attempt], accepted: set[str]) -> None:
+    """One warning for the attempts of `batch` the store did not write because this process
+    no longer held their executions: another node took them once their leases ran out (and may
+    run them again), or their jobs were deleted meanwhile. Either way nothing else says so."""
+    refused = [a.execution.job for a in batch if a.execution.key not in accepted]
+    if refused:
+        named = ", ".join(f"{job.collection}/{job.name}" for job in refused[:5])
+        log.warning(
+            "%d finished attempts were not written: this node no longer held their executions"
+            " (their leases ran out and another node took them, and may run them again; or"
+            " their jobs were deleted meanwhile): %s%s",
+            len(refused),
+            named,
+            ", …" if len(refused) > 5 else "",
+        )
