@@ -107,6 +107,7 @@ MODULE_SECONDS = {
 }
 # A module at least this slow is left out of the quick tier (`-m "not slow"`).
 SLOW_SECONDS = 5
+SLOW_MODULES = frozenset(m for m, seconds in MODULE_SECONDS.items() if seconds >= SLOW_SECONDS)
 
 # The slow modules that keep about a third of a core or more busy while they run (their
 # processes' CPU over their time: Chromium, the fuzzers, building a wheel); the others mostly
@@ -147,7 +148,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Marks the slow modules, puts them first in `RANK`'s order (the others keep theirs), and
     leaves out what `_left_out` says."""
     for item in items:
-        if MODULE_SECONDS.get(_module(item), 0) >= SLOW_SECONDS:
+        if _module(item) in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: RANK.get(_module(item), len(RANK)))
     _keep(config, items, lambda item: not _left_out(config, item))
@@ -161,8 +162,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from tests.scheduling import QuickBehindSlow
 
-    slow = [module for module, seconds in MODULE_SECONDS.items() if seconds >= SLOW_SECONDS]
-    return QuickBehindSlow(config, log, slow)
+    return QuickBehindSlow(config, log, SLOW_MODULES)
 
 
 def _left_out(config: pytest.Config, item: pytest.Item) -> bool:

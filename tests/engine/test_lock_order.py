@@ -19,7 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.actions.runner import Actions
 from horarium.engine.cleanup import clean_once
+from horarium.engine.deciding import Decider
 from horarium.engine.nodes import this_node
+from horarium.engine.plans import Plans
 from horarium.engine.scheduler import Scheduler
 from horarium.store.core.schema import job_history, jobs
 from horarium.store.resources.run_requests import request_run
@@ -157,16 +159,16 @@ async def test_every_engine_transaction_takes_its_row_locks_in_one_order(
 
 
 async def test_a_renewal_kept_waiting_for_a_row_lock_still_gives_a_whole_lease(
-    db: AsyncEngine, store: Store, sink: Sink, clock: FakeClock, actions: Actions
+    db: AsyncEngine, store: Store, sink: Sink, clock: FakeClock
 ) -> None:
     """A renewal reads the lease's new end once it holds the rows: one that waited for another
     transaction's lock does not come back with a lease shortened by the wait (with a short
     lease, the next renewal would then come too late and another node run the execution)."""
-    scheduler = Scheduler(db, engine_settings(), actions, clock=clock)
+    decider = Decider(Plans(100), timedelta(seconds=60))
     job_id = await store.add("held", {"action": http(sink.to("/held"))})
     runs = Runs(db, "here:1:renewing")
     lease = timedelta(seconds=30)
-    claimed = await runs.claim(clock.now(), 1, lease, scheduler.decider.at(clock.now()))
+    claimed = await runs.claim(clock.now(), 1, lease, decider.at(clock.now()))
     assert [c.job.id for c in claimed] == [job_id]
     reads: list[datetime] = []
 
