@@ -75,11 +75,11 @@ class _Child:
         from horarium.store.runs.vocabulary import Attempt
 
         if name == "claim":
-            now, limit, lease, horizon = args
+            now, limit, until, horizon = args
             claimer = Claimer(self.sql, self.owner, None)
             decide = self.decider.at(now)
             claimed = self.write(
-                lambda conn: claimer.claim(conn, now, limit, lease, decide, horizon, None)
+                lambda conn: claimer.claim(conn, now, limit, lambda: until, decide, horizon, None)
             )
             self.held.update((execution.key, execution) for execution in claimed)
             return claimed
@@ -166,12 +166,13 @@ class PipeStore:
         self,
         now: datetime,
         limit: int,
-        lease: timedelta,
+        until: Callable[[], datetime],
         decide: Any,
         horizon: datetime | None = None,
         shares: Any = None,
     ) -> Any:
-        return await self._ask("claim", now, limit, lease, horizon or now)
+        # As for renewals, the lease's end crosses the pipe as a value read here.
+        return await self._ask("claim", now, limit, until(), horizon or now)
 
     async def record(self, attempts: Any, now: datetime) -> Any:
         if not attempts:

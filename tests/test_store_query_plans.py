@@ -136,7 +136,7 @@ async def test_after_a_restart_postgres_claims_due_jobs_in_index_order(pg_url: s
 
         runs = Runs(db, "test:1:plans")
         with captured(db) as seen:
-            await runs.claim(NOW, 200, timedelta(minutes=5), refuse)
+            await runs.claim(NOW, 200, lambda: NOW + timedelta(minutes=5), refuse)
         await runs.close()
         plan = await plan_of(db, first_select(seen, lambda sql: "next_execution_at" in sql))
         assert "Index Scan using ix_jobs_next_execution_at on jobs" in plan, plan
@@ -175,7 +175,7 @@ async def test_postgres_without_statistics_claims_without_walking_every_collecti
 
         runs = Runs(db, "test:1:plans")
         with captured(db) as seen:
-            await runs.claim(NOW, 200, timedelta(minutes=5), refuse)
+            await runs.claim(NOW, 200, lambda: NOW + timedelta(minutes=5), refuse)
         await runs.close()
         plan = await plan_of(db, first_select(seen, lambda sql: "next_execution_at" in sql))
         assert "ix_jobs_collection_id_key" not in plan, plan
@@ -274,15 +274,17 @@ async def test_the_engines_id_list_statements_find_their_rows_by_key(db_url: str
         runs = Runs(db, "test:1:plans")
         lease = timedelta(minutes=5)
         with captured(db, runs.transactor.sync_engine) as seen:
-            first = await runs.claim(NOW, 60, lease, run)
+            first = await runs.claim(NOW, 60, lambda: NOW + lease, run)
             await runs.renew(first, lambda: NOW + lease)
             assert await runs.record(each_step(first, NOW), NOW)
             later = NOW + timedelta(minutes=1)
-            again = await runs.claim(later, 60, lease, run)  # the retries and error actions
+            again = await runs.claim(
+                later, 60, lambda: later + lease, run
+            )  # the retries and error actions
             assert again and all(c.run_id is not None for c in again)
             await runs.renew(again, lambda: later + lease)
             assert await runs.expire_gone_leases(later, lambda owner: True) == len(again)
-            again = await runs.claim(later, 60, lease, run)
+            again = await runs.claim(later, 60, lambda: later + lease, run)
             assert await runs.record(each_step(again, later), later)
         await runs.close()
         lists = {sql: (sql, params) for sql, params in seen if ID_LISTS.search(sql)}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from horarium.model.enums import HistoryStatus, JobState
@@ -103,13 +103,13 @@ class MemoryRunStore:
         self,
         now: datetime,
         limit: int,
-        lease: timedelta,
+        until: Callable[[], datetime],
         decide: Callable[[DueJob], Decision],
         horizon: datetime | None = None,
         shares: Shares | None = None,
     ) -> list[Claimed]:
         self.claims += 1
-        until = now + lease
+        end = until()
         # As `Runs`: of the first `limit` due rows of collections not full, those `take` counts.
         full = set(shares.full()) if shares is not None else set()
 
@@ -120,7 +120,7 @@ class MemoryRunStore:
             return shares is None or shares.take(collection_of(job_id))
 
         runs = [r for r in self._due_runs(now) if collection_of(r.job_id) not in full][:limit]
-        claimed = [self._claim_run(run, until) for run in runs if given(run.job_id)]
+        claimed = [self._claim_run(run, end) for run in runs if given(run.job_id)]
         if len(claimed) >= limit:
             return claimed
         if shares is not None:
@@ -143,7 +143,7 @@ class MemoryRunStore:
                 job.info.state, job.next_at = JobState.FAULTED, None
                 continue
             job.next_at, job.next_repeat = decision.expected, decision.repeat
-            job.lease_owner, job.lease_until = self.owner, until
+            job.lease_owner, job.lease_until = self.owner, end
             claimed.append(first_attempt(decision))
         return claimed
 

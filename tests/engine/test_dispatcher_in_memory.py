@@ -170,6 +170,42 @@ async def test_an_attempt_whose_execution_was_taken_over_is_not_recorded_and_the
     assert warned[0].endswith("/taken")  # the job, by collection and name
 
 
+class SlowRenewals(MemoryRunStore):
+    """A store whose first lease renewal takes `slow` seconds; each renewal's start and end
+    (the event loop's time) are kept."""
+
+    def __init__(self, slow: float) -> None:
+        super().__init__()
+        self.slow = slow
+        self.renewals: list[tuple[float, float]] = []
+
+    async def renew(self, held: Any, until: Any) -> None:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        if not self.renewals:
+            await asyncio.sleep(self.slow)
+        await super().renew(held, until)
+        self.renewals.append((began, loop.time()))
+
+
+async def test_a_slow_lease_renewal_does_not_put_the_next_one_off() -> None:
+    """Leases are renewed every third of the lease, counted from the previous renewal's start:
+    one that took longer than that is followed at once, not a third of a lease after it ended
+    (with short leases and a slow database, a lease would otherwise run out in between)."""
+    store, actions, clock = SlowRenewals(slow=1.5), ScriptedActions(), FakeClock()
+    store.add("held", {"action": action("/held")}, created=T0)
+    actions.gate = asyncio.Event()  # the attempt runs on: its lease is renewed meanwhile
+    dispatcher = engine(store, actions, clock, lease_seconds=3)  # renewed every second
+    dispatcher.start()
+    try:
+        await until(lambda: len(store.renewals) >= 2)
+    finally:
+        actions.gate.set()
+        await dispatcher.stop()
+    (_, first_ended), (second_began, _) = store.renewals[:2]
+    assert second_began - first_ended < 0.5  # a third of the lease after it ended is 1 s
+
+
 class StalledStore(MemoryRunStore):
     """A store whose record transactions wait for `gate` (a database that stopped writing)."""
 

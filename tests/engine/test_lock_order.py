@@ -136,7 +136,10 @@ async def test_every_engine_transaction_takes_its_row_locks_in_one_order(
     await other.nodes(this_node(other.owner, clock)).beat(clock.now())
     await store.add("held", {"action": http(sink.to("/held"))})
     claimed = await other.claim(
-        clock.now(), 5, timedelta(minutes=5), scheduler.decider.at(clock.now())
+        clock.now(),
+        5,
+        lambda: clock.now() + timedelta(minutes=5),
+        scheduler.decider.at(clock.now()),
     )
     assert claimed
     survivor = Runs(db, "here:2:alive")
@@ -168,7 +171,7 @@ async def test_a_renewal_kept_waiting_for_a_row_lock_still_gives_a_whole_lease(
     job_id = await store.add("held", {"action": http(sink.to("/held"))})
     runs = Runs(db, "here:1:renewing")
     lease = timedelta(seconds=30)
-    claimed = await runs.claim(clock.now(), 1, lease, decider.at(clock.now()))
+    claimed = await runs.claim(clock.now(), 1, lambda: clock.now() + lease, decider.at(clock.now()))
     assert [c.job.id for c in claimed] == [job_id]
     reads: list[datetime] = []
 

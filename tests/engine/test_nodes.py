@@ -51,7 +51,10 @@ async def test_a_node_that_stopped_beating_has_its_executions_taken_over_at_once
     survivor = keeper(alive, clock, woken)
     await survivor.once()
     assert await node_ids(db) == ["other-host:4242:deadbeef", "this-host:1:cafecafe"]
-    assert len(await dead.claim(clock.now(), 10, LEASE, decider.at(clock.now()))) == 1
+    assert (
+        len(await dead.claim(clock.now(), 10, lambda: clock.now() + LEASE, decider.at(clock.now())))
+        == 1
+    )
 
     clock.advance(seconds=10)  # within the node timeout: nothing happens
     await survivor.once()
@@ -64,7 +67,9 @@ async def test_a_node_that_stopped_beating_has_its_executions_taken_over_at_once
     assert row.lease_expires_at is not None and row.lease_expires_at <= clock.now()
     assert await node_ids(db) == ["this-host:1:cafecafe"]
     assert woken == [1]
-    claimed = await alive.claim(clock.now(), 10, LEASE, decider.at(clock.now()))
+    claimed = await alive.claim(
+        clock.now(), 10, lambda: clock.now() + LEASE, decider.at(clock.now())
+    )
     assert [c.job.id for c in claimed] == [job]  # the same execution, run again
     await dead.close()
     await alive.close()
@@ -84,7 +89,7 @@ async def test_a_node_taken_for_gone_beats_again_and_says_its_executions_were_ta
     other = Runs(db, "near:8:bbbbbbbb")
     beating = keeper(paused, clock)
     await beating.once()
-    await paused.claim(clock.now(), 10, LEASE, decider.at(clock.now()))
+    await paused.claim(clock.now(), 10, lambda: clock.now() + LEASE, decider.at(clock.now()))
     clock.advance(seconds=30)  # paused, or cut off from the database
     await keeper(other, clock).once()
     assert await node_ids(db) == ["near:8:bbbbbbbb"]
@@ -129,7 +134,9 @@ async def test_a_node_back_from_an_outage_beats_before_it_claims_so_its_claims_s
     clock.advance(seconds=25)  # the database was away: 30 s without a beat
     await returning.ensure_fresh()
     assert (await beats(db))["back:5:dddddddd"] == clock.now()
-    claimed = await back.claim(clock.now(), 10, LEASE, decider.at(clock.now()))
+    claimed = await back.claim(
+        clock.now(), 10, lambda: clock.now() + LEASE, decider.at(clock.now())
+    )
     assert [c.job.id for c in claimed] == [job]
     await keeper(other, clock).once()  # the other node comes back a moment later
     assert (await store.job(job)).lease_owner == "back:5:dddddddd"  # not taken over

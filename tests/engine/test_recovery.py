@@ -4,7 +4,7 @@ process that died, several processes on one database, and writes racing an API r
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -15,7 +15,7 @@ from horarium.api import job_ops
 from horarium.engine.scheduler import Scheduler
 from horarium.model.actions import WireStyle
 from horarium.model.names import CollectionName
-from horarium.store.core.schema import job_history, jobs
+from horarium.store.core.schema import job_executions, job_history, jobs
 from horarium.store.resources.run_requests import request_run
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, engine_settings, http
 
@@ -157,7 +157,7 @@ async def test_execution_held_by_a_dead_process_runs_again_with_the_same_tag(
     dead = Scheduler(db, settings, actions, clock=clock, owner="dead")
     # The dead process made the execution (and maybe sent the request), then crashed.
     [held] = await dead.runs.claim(
-        clock.now(), 10, timedelta(seconds=30), dead.decider.at(clock.now())
+        clock.now(), 10, lambda: clock.now() + timedelta(seconds=30), dead.decider.at(clock.now())
     )
 
     heir = Scheduler(db, settings, actions, clock=clock, owner="heir")
@@ -180,7 +180,7 @@ async def test_a_process_that_lost_its_lease_does_not_record_twice(
     settings = engine_settings(lease_seconds=30)
     slow = Scheduler(db, settings, actions, clock=clock, owner="slow")
     [held] = await slow.runs.claim(
-        clock.now(), 10, timedelta(seconds=30), slow.decider.at(clock.now())
+        clock.now(), 10, lambda: clock.now() + timedelta(seconds=30), slow.decider.at(clock.now())
     )
     clock.advance(seconds=31)
     heir = Scheduler(db, settings, actions, clock=clock, owner="heir")
@@ -193,6 +193,40 @@ async def test_a_process_that_lost_its_lease_does_not_record_twice(
     assert await slow.runs.record([late], clock.now()) == set()
     assert len(await store.history(job)) == 1
     assert (await store.job(job)).execution_count == 1
+
+
+async def test_a_claim_kept_busy_still_hands_out_whole_leases(
+    store: Store, sink: Sink, clock: FakeClock, db: AsyncEngine, actions: Actions
+) -> None:
+    """Each lease a claim writes runs a whole lease from when it is written, not from when the
+    claim began: a claim slowed down (a busy process, a slow database) would otherwise hand out
+    leases already partly spent, and with short leases another node could take the executions
+    before the first renewal and run them again."""
+    due = await store.add("due", {"action": http(sink.to("/d"))})
+    asked = await store.add(
+        "asked", {"action": http(sink.to("/a")), "startTime": "2090-01-01T00:00:00Z"}
+    )
+    async with db.begin() as conn:
+        await request_run(conn, asked, clock.now())
+    busy = Scheduler(db, engine_settings(lease_seconds=30), actions, clock=clock, owner="busy")
+    decide = busy.decider.at(clock.now())
+
+    def slow_decide(job: Any) -> Any:
+        clock.advance(seconds=20)  # the claim spends 20 s deciding the due job's execution
+        return decide(job)
+
+    began, lease = clock.now(), timedelta(seconds=30)
+    claimed = await busy.runs.claim(began, 10, lambda: clock.now() + lease, slow_decide)
+
+    assert sorted(c.job.id for c in claimed) == sorted([due, asked])
+    assert (await store.job(due)).lease_expires_at == began + 20 * S + lease
+    async with db.connect() as conn:
+        [run_lease] = (
+            await conn.execute(
+                select(job_executions.c.due_at).where(job_executions.c.job_id == asked)
+            )
+        ).scalars()
+    assert run_lease.replace(tzinfo=UTC) == began + lease  # leased before the decision
 
 
 async def test_two_processes_share_due_work_without_running_anything_twice(
@@ -304,7 +338,7 @@ async def test_an_execution_in_flight_is_replayed_even_when_found_long_after(
     settings = engine_settings(lease_seconds=300)
     dead = Scheduler(db, settings, actions, clock=clock, owner="dead")
     [held] = await dead.runs.claim(
-        clock.now(), 10, timedelta(seconds=300), dead.decider.at(clock.now())
+        clock.now(), 10, lambda: clock.now() + timedelta(seconds=300), dead.decider.at(clock.now())
     )  # then it crashed
 
     clock.set(T0 + 5 * M + 1 * S)  # the lease ran out; everything since T0 is overdue
@@ -343,7 +377,7 @@ async def test_a_restarted_process_takes_over_at_once_from_its_dead_predecessor(
     assert (await store.job(job)).state == "Completed"
     clock.advance(seconds=30)
     [retry] = await dead.runs.claim(
-        clock.now(), 10, timedelta(seconds=300), dead.decider.at(clock.now())
+        clock.now(), 10, lambda: clock.now() + timedelta(seconds=300), dead.decider.at(clock.now())
     )  # then died
     assert retry.job.id == retrying
 

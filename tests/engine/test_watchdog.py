@@ -23,7 +23,10 @@ async def claim_one(
     await store.add("slow", {"action": http(sink.to("/slow"))})
     scheduler = Scheduler(db, engine_settings(), actions, clock=clock)
     [claimed] = await scheduler.runs.claim(
-        clock.now(), 10, timedelta(seconds=30), scheduler.decider.at(clock.now())
+        clock.now(),
+        10,
+        lambda: clock.now() + timedelta(seconds=30),
+        scheduler.decider.at(clock.now()),
     )
     return claimed
 

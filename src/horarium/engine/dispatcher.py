@@ -310,7 +310,12 @@ class Dispatcher:
             began = metrics.clock()
             self._horizon = now + LOOKAHEAD
             claimed = await self._runs.claim(
-                now, want, self._lease, self._decider.at(now), self._horizon, self._slots.budget()
+                now,
+                want,
+                self._lease_end,
+                self._decider.at(now),
+                self._horizon,
+                self._slots.budget(),
             )
             metrics.claim_took(began)
             self._hold(claimed)
@@ -429,12 +434,21 @@ class Dispatcher:
     def _tasks(self) -> list[asyncio.Task[None]]:
         return [task for _, task in self._running.values()]
 
+    def _lease_end(self) -> datetime:
+        """The end of a lease written now (the store reads it as it writes the lease)."""
+        return self._clock.now() + self._lease
+
     async def _renew_leases(self) -> None:
+        """Renew every third of the lease, counted from the start of the previous renewal: a
+        slow renewal does not put the next one off by its own length."""
         interval = max(self._settings.lease_seconds / 3, 0.05)
+        loop = asyncio.get_running_loop()
         wait = interval
         while True:
             await asyncio.sleep(wait)
+            began = loop.time()
             wait = await self._renew_held(interval)
+            wait = max(wait - (loop.time() - began), 0.0)
 
     async def _renew_held(self, interval: float) -> float:
         """Renew the leases of what this process holds; returns when to renew next: sooner
@@ -446,7 +460,7 @@ class Dispatcher:
         if not held:
             return interval
         try:
-            await self._runs.renew(held, lambda: self._clock.now() + self._lease)
+            await self._runs.renew(held, self._lease_end)
         except Exception as exc:
             wait = self._reachability.failed(exc)
             if wait is not None:

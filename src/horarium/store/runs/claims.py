@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert
@@ -61,17 +61,18 @@ class Claimer:
         conn: Connection,
         now: datetime,
         limit: int,
-        lease: timedelta,
+        until: Callable[[], datetime],
         decide: Callable[[DueJob], Decision],
         horizon: datetime,
         shares: Shares | None = None,
     ) -> list[Claimed]:
-        """`shares`: what each collection may be given (None: no bound)."""
+        """`shares`: what each collection may be given (None: no bound); `until()`: the
+        leases' end, read as each lease is written."""
         taking = shares or _UNBOUNDED
-        claimed = self.claim_runs(conn, now, limit, lease, taking)
+        claimed = self.claim_runs(conn, now, limit, until, taking)
         if len(claimed) < limit:
             claimed += self.claim_jobs(
-                conn, now, limit - len(claimed), lease, decide, horizon, taking
+                conn, now, limit - len(claimed), until, decide, horizon, taking
             )
         return claimed
 
@@ -82,7 +83,7 @@ class Claimer:
         conn: Connection,
         now: datetime,
         limit: int,
-        lease: timedelta,
+        until: Callable[[], datetime],
         decide: Callable[[DueJob], Decision],
         horizon: datetime,
         taking: Shares,
@@ -98,10 +99,10 @@ class Claimer:
         runs = [run for run in decided if run.outcome is Outcome.RUN]
         for run in runs:
             self._open_secrets(run.due.info)
-        until = now + lease
         if runs:
             ids = [run.due.info.id for run in runs]
-            conn.execute(self.sql.lease_jobs, {"ids": ids, "owner": self.owner, "until": until})
+            params = {"ids": ids, "owner": self.owner, "until": until()}
+            conn.execute(self.sql.lease_jobs, params)
         self._postpone(conn, [run for run in decided if run.postponed], now)
         flow.settle(conn, self.sql.flow, [d for d in decided if d.outcome is not Outcome.RUN], now)
         self._fault(conn, faults, now)
@@ -150,7 +151,12 @@ class Claimer:
     # -- job_executions rows --------------------------------------------------------------------
 
     def claim_runs(
-        self, conn: Connection, now: datetime, limit: int, lease: timedelta, taking: Shares
+        self,
+        conn: Connection,
+        now: datetime,
+        limit: int,
+        until: Callable[[], datetime],
+        taking: Shares,
     ) -> list[Claimed]:
         """Up to `limit` job_executions rows whose attempt is due, leased (those beyond what
         their collection may be given are left due)."""
@@ -158,7 +164,7 @@ class Claimer:
         ids = sorted(row.id for row in due if taking.take(row.collection_id))
         if not ids:
             return []
-        params = {"ids": ids, "owner": self.owner, "until": now + lease}
+        params = {"ids": ids, "owner": self.owner, "until": until()}
         taken = conn.execute(self.sql.lease_runs, params).all()
         infos, series_set_at = self._jobs_of(conn, sorted({t.job_id for t in taken}))
         claimed: list[Claimed] = []

@@ -5,7 +5,7 @@ the database's dialect: `dialect_of`): each operation one transaction, run whole
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -40,15 +40,16 @@ class RunStore(Protocol):
         self,
         now: datetime,
         limit: int,
-        lease: timedelta,
+        until: Callable[[], datetime],
         decide: Callable[[DueJob], Decision],
         horizon: datetime | None = None,
         shares: Shares | None = None,
     ) -> list[Claimed]:
-        """Lease up to `limit` executions due by `horizon` (default: now) to this process:
-        continuing executions and run-now requests first, then due jobs, whose execution
-        `decide` chooses (missed ones are written as Postponed); none beyond what `shares`
-        gives their collection."""
+        """Lease up to `limit` executions due by `horizon` (default: now) to this process
+        until `until()`, read as the store writes the leases (a claim kept waiting or busy
+        still gives whole leases): continuing executions and run-now requests first, then due
+        jobs, whose execution `decide` chooses (missed ones are written as Postponed); none
+        beyond what `shares` gives their collection."""
         ...
 
     async def renew(self, held: Sequence[Claimed], until: Callable[[], datetime]) -> None:
@@ -100,14 +101,14 @@ class Runs:
         self,
         now: datetime,
         limit: int,
-        lease: timedelta,
+        until: Callable[[], datetime],
         decide: Callable[[DueJob], Decision],
         horizon: datetime | None = None,
         shares: Shares | None = None,
     ) -> list[Claimed]:
         claimer = Claimer(self._sql, self._owner, keyring_of(self.db))
         return await self.transactor.write(
-            lambda conn: claimer.claim(conn, now, limit, lease, decide, horizon or now, shares),
+            lambda conn: claimer.claim(conn, now, limit, until, decide, horizon or now, shares),
             "claim",
         )
 
