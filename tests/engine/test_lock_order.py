@@ -161,32 +161,35 @@ async def test_every_engine_transaction_takes_its_row_locks_in_one_order(
     assert problems == []
 
 
-async def test_a_renewal_kept_waiting_for_a_row_lock_still_gives_a_whole_lease(
+async def test_a_renewal_passes_over_a_row_another_transaction_holds_and_renews_the_rest(
     db: AsyncEngine, store: Store, sink: Sink, clock: FakeClock
 ) -> None:
-    """A renewal reads the lease's new end once it holds the rows: one that waited for another
-    transaction's lock does not come back with a lease shortened by the wait (with a short
-    lease, the next renewal would then come too late and another node run the execution)."""
+    """A renewal never waits for a row lock: kept waiting behind this process's own record of
+    some executions (or an API write), it used to renew none of the others until that
+    transaction ended, and with short leases those ran out and another node ran them again. The
+    row held is renewed by the next renewal once it is free; each lease's end is read once the
+    rows are locked."""
     decider = Decider(Plans(100), timedelta(seconds=60))
-    job_id = await store.add("held", {"action": http(sink.to("/held"))})
+    held_id = await store.add("held", {"action": http(sink.to("/held"))})
+    free_id = await store.add("free", {"action": http(sink.to("/free"))})
     runs = Runs(db, "here:1:renewing")
     lease = timedelta(seconds=30)
-    claimed = await runs.claim(clock.now(), 1, lambda: clock.now() + lease, decider.at(clock.now()))
-    assert [c.job.id for c in claimed] == [job_id]
-    reads: list[datetime] = []
+    claimed = await runs.claim(clock.now(), 2, lambda: clock.now() + lease, decider.at(clock.now()))
+    assert sorted(c.job.id for c in claimed) == sorted([held_id, free_id])
+    claimed_until = (await store.job(held_id)).lease_expires_at
 
     def until() -> datetime:
-        reads.append(datetime.now(UTC))
-        return reads[-1] + lease
+        return datetime.now(UTC) + lease
 
     async with db.connect() as other:
-        await other.execute(select(jobs.c.id).where(jobs.c.id == job_id).with_for_update())
-        renewing = asyncio.create_task(runs.renew(claimed, until))
-        await asyncio.sleep(1.0)
-        assert not renewing.done()  # it waits for the job's row
-        released = datetime.now(UTC)
+        await other.execute(select(jobs.c.id).where(jobs.c.id == held_id).with_for_update())
+        async with asyncio.timeout(20):  # it does not wait for the row `other` holds
+            began = datetime.now(UTC)
+            await runs.renew(claimed, until)
+        assert (await store.job(held_id)).lease_expires_at == claimed_until
+        assert (await store.job(free_id)).lease_expires_at > began + lease
         await other.rollback()
-    await renewing
+    began = datetime.now(UTC)
+    await runs.renew(claimed, until)  # the next renewal, the row free again
     await runs.close()
-    assert len(reads) == 1 and reads[0] >= released
-    assert (await store.job(job_id)).lease_expires_at == reads[0] + lease
+    assert (await store.job(held_id)).lease_expires_at > began + lease

@@ -21,12 +21,35 @@ def renew(
     until: Callable[[], datetime],
 ) -> None:
     """Extend `owner`'s leases on `held` to `until()` (those it no longer holds are left alone).
-    Job rows first, then job_executions rows, each locked in id order before the update;
-    `until()` is read once they are locked, so a renewal that waited for them still gives a
-    whole lease."""
-    job_ids = _locked(conn, sql.own_jobs, sorted(c.job.id for c in held if c.run_id is None), owner)
-    run_ids = sorted(c.run_id for c in held if c.run_id is not None)
-    run_ids = _locked(conn, sql.own_runs, run_ids, owner)
+    Job rows first, then job_executions rows, each locked in id order, passing over rows another
+    transaction holds (never waiting: this process's record of them is under way, or the next
+    renewal extends them); `until()` is read once they are locked."""
+    _extend(conn, sql, owner, held, until, (sql.free_own_jobs, sql.free_own_runs))
+
+
+def release(
+    conn: Connection, sql: Statements, owner: str, held: Sequence[Claimed], now: datetime
+) -> None:
+    """End `owner`'s leases on `held` now (any process may run them), waiting for rows another
+    transaction holds."""
+    _extend(conn, sql, owner, held, lambda: now, (sql.own_jobs, sql.own_runs))
+
+
+def _extend(
+    conn: Connection,
+    sql: Statements,
+    owner: str,
+    held: Sequence[Claimed],
+    until: Callable[[], datetime],
+    locks: tuple[Any, Any],
+) -> None:
+    """Set `owner`'s leases on the rows of `held` that `locks` lock (job rows, then
+    job_executions rows) to end at `until()`, read once they are locked."""
+    lock_jobs, lock_runs = locks
+    job_ids = _locked(conn, lock_jobs, sorted(c.job.id for c in held if c.run_id is None), owner)
+    run_ids = _locked(
+        conn, lock_runs, sorted(c.run_id for c in held if c.run_id is not None), owner
+    )
     end = until()
     if job_ids:
         conn.execute(sql.renew_jobs, {"ids": job_ids, "owner": owner, "until": end})

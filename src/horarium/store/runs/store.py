@@ -53,8 +53,9 @@ class RunStore(Protocol):
         ...
 
     async def renew(self, held: Sequence[Claimed], until: Callable[[], datetime]) -> None:
-        """Extend this process's leases on `held` to `until()`, read once the store holds
-        their rows (a renewal that waited for them still gives a whole lease)."""
+        """Extend this process's leases on `held` to `until()`, read once the store has
+        locked their rows; rows another transaction holds are passed over (a renewal never
+        waits: its own record of them is under way, or the next renewal extends them)."""
         ...
 
     async def release(self, held: Sequence[Claimed], now: datetime) -> None:
@@ -118,7 +119,9 @@ class Runs:
         )
 
     async def release(self, held: Sequence[Claimed], now: datetime) -> None:
-        await self.renew(held, lambda: now)
+        await self.transactor.write(
+            lambda conn: leases.release(conn, self._sql, self._owner, held, now), "lease release"
+        )
 
     async def expire_gone_leases(self, now: datetime, gone: Callable[[str], bool]) -> int:
         return await self.transactor.write(
