@@ -46,8 +46,14 @@ def test_the_executions_of_a_killed_worker_run_again_within_seconds(tmp_path: Pa
             http,
             {n: {"action": http_action(f"{url}/{n}"), "startTime": iso(start)} for n in names},
         )
-        wait_until(lambda: len(sink.requests) >= 30, 120, "the burst to start")
         victim = nodes.workers[0]
+        # Killed mid-burst while it holds executions (under load the other two may have taken
+        # the burst's first batches alone).
+        wait_until(
+            lambda: len(sink.requests) >= 30 and held_by(nodes.database, victim.pid),
+            120,
+            "the burst to start, the victim holding executions",
+        )
         kill_workers([victim])
         killed_at = time.monotonic()
         held = held_by(nodes.database, victim.pid)  # its leases stay until taken over
