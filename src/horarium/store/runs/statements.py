@@ -157,31 +157,23 @@ class Statements:
         # Locks first, in id order, then the update (`UPDATE … WHERE id IN (…)` alone locks in
         # whatever order its plan visits the rows; docs/engine.md, "Lock order").
         dialect = self.dialect
-        self.own_jobs = dialect.lock(
+        own_jobs = (
             select(jobs.c.id)
             .where(in_ids(jobs.c.id), jobs.c.lease_owner == _OWNER)
             .order_by(jobs.c.id)
         )
-        self.own_runs = dialect.lock(
+        own_runs = (
             select(job_executions.c.id)
             .where(in_ids(job_executions.c.id), job_executions.c.lease_owner == _OWNER)
             .order_by(job_executions.c.id)
         )
+        self.own_jobs = dialect.lock(own_jobs)
+        self.own_runs = dialect.lock(own_runs)
         # A renewal passes over rows another transaction holds (this process's record of them
         # under way, an API write): it never waits, and the next renewal comes a third of a
         # lease later.
-        self.free_own_jobs = dialect.lock(
-            select(jobs.c.id)
-            .where(in_ids(jobs.c.id), jobs.c.lease_owner == _OWNER)
-            .order_by(jobs.c.id),
-            skip_locked=True,
-        )
-        self.free_own_runs = dialect.lock(
-            select(job_executions.c.id)
-            .where(in_ids(job_executions.c.id), job_executions.c.lease_owner == _OWNER)
-            .order_by(job_executions.c.id),
-            skip_locked=True,
-        )
+        self.free_own_jobs = dialect.lock(own_jobs, skip_locked=True)
+        self.free_own_runs = dialect.lock(own_runs, skip_locked=True)
         owners: BindParameter[Any] = bindparam("owners", expanding=True)
         self.jobs_held_by = dialect.lock(
             select(jobs.c.id)
