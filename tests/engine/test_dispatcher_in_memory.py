@@ -17,6 +17,7 @@ from horarium.engine.dispatcher import Dispatcher
 from horarium.engine.plans import Plans
 from horarium.engine.recorder import Recorder
 from horarium.model.enums import HistoryStatus, JobState
+from horarium.observe import metrics
 from tests.engine.engine_support import T0, FakeClock, engine_settings
 from tests.engine.memory_store import MemoryRunStore
 from tests.engine.scripted_actions import ScriptedActions, action
@@ -147,9 +148,10 @@ async def test_stopping_hands_back_executions_claimed_but_not_started() -> None:
             assert job.info.state == JobState.COMPLETED
 
 
-async def test_an_attempt_whose_execution_was_taken_over_is_not_recorded_and_the_log_says_so(
+async def test_an_attempt_taken_over_is_not_recorded_and_the_log_and_metrics_say_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    refused_before = metrics.ATTEMPTS_NOT_WRITTEN._value.get()
     store, actions, clock = MemoryRunStore(), ScriptedActions(), FakeClock()
     taken = store.add("taken", {"action": action("/taken")}, created=T0)
     store.add("kept", {"action": action("/kept")}, created=T0)
@@ -167,6 +169,7 @@ async def test_an_attempt_whose_execution_was_taken_over_is_not_recorded_and_the
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warned) == 1
     assert warned[0].startswith("1 finished attempts were not written: this node no longer held")
+    assert metrics.ATTEMPTS_NOT_WRITTEN._value.get() == refused_before + 1
     assert warned[0].endswith("/taken")  # the job, by collection and name
 
 

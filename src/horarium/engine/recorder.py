@@ -112,7 +112,7 @@ class Recorder:
             accepted = await self._runs.record(batch, self._clock.now())
             metrics.record_took(began)
             self._reachability.succeeded()
-            _warn_of_refused(batch, accepted)
+            _report_refused(batch, accepted)
         except Exception as exc:
             metrics.RECORD_FAILURES.inc()
             wait = self._reachability.failed(exc)
@@ -150,12 +150,13 @@ class Recorder:
         await self._write_pending()
 
 
-def _warn_of_refused(batch: list[Attempt], accepted: set[str]) -> None:
-    """One warning for the attempts of `batch` the store did not write because this process
-    no longer held their executions: another node took them once their leases ran out (and may
-    run them again), or their jobs were deleted meanwhile. Either way nothing else says so."""
+def _report_refused(batch: list[Attempt], accepted: set[str]) -> None:
+    """Count, and say in one warning, the attempts of `batch` the store did not write because
+    this process no longer held their executions: another node took them once their leases ran
+    out (and may run them again), or their jobs were deleted meanwhile. Nothing else says so."""
     refused = [a.execution.job for a in batch if a.execution.key not in accepted]
     if refused:
+        metrics.ATTEMPTS_NOT_WRITTEN.inc(len(refused))
         named = ", ".join(f"{job.collection}/{job.name}" for job in refused[:5])
         log.warning(
             "%d finished attempts were not written: this node no longer held their executions"

@@ -153,6 +153,12 @@ RECORD_FAILURES = Counter(
     "Record transactions that failed; written again while the database was unreachable, else"
     " their executions run again when their leases run out.",
 )
+ATTEMPTS_NOT_WRITTEN = Counter(
+    "horarium_attempts_not_written",
+    "Finished attempts the store refused because this process no longer held their executions:"
+    " their leases ran out while they ran (another process may have run them again), or their"
+    " jobs were deleted meanwhile.",
+)
 HTTP_REQUESTS = Counter(
     "horarium_http_requests",
     "HTTP requests answered, by route template, method and status.",
