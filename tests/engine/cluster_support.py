@@ -35,6 +35,7 @@ COLLECTION = (
     "/subscriptions/sub-c/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/cluster"
 )
 TAG = "x-ms-execution-tag"
+REQUEST_ID = "x-ms-client-request-id"
 
 
 def stop_workers(workers: Sequence[forkserver.AnyProcess], timeout: float = 30) -> list[int | None]:
@@ -134,6 +135,21 @@ def deliveries(sink: Recorder) -> Counter[str]:
     """How many requests the sink received per execution tag."""
     with sink.lock:
         return Counter(r.headers.get(TAG, r.headers.get(TAG.title(), "")) for r in sink.requests)
+
+
+def repeated_deliveries(sink: Recorder) -> list[str]:
+    """Each execution the sink received more than once, with each arrival's time and request id:
+    one attempt sent twice (the HTTP client resending a request) shows one request id, an
+    execution run twice (by two nodes) two."""
+    arrivals: dict[str, list[str]] = {}
+    with sink.lock:
+        for r in sink.requests:
+            headers = {name.lower(): value for name, value in r.headers.items()}
+            arrival = datetime.fromtimestamp(r.at, UTC).strftime("%H:%M:%S.%f")
+            arrivals.setdefault(headers.get(TAG, ""), []).append(
+                f"{arrival} request {headers.get(REQUEST_ID, '?')}"
+            )
+    return [f"{tag}: {', '.join(seen)}" for tag, seen in arrivals.items() if len(seen) > 1]
 
 
 def all_jobs(http: httpx.Client) -> list[dict[str, Any]]:
