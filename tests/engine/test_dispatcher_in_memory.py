@@ -5,6 +5,7 @@ PostgreSQL are in test_dispatching.py, test_executions.py and test_recovery.py."
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -207,6 +208,33 @@ async def test_a_slow_lease_renewal_does_not_put_the_next_one_off() -> None:
         await dispatcher.stop()
     (_, first_ended), (second_began, _) = store.renewals[:2]
     assert second_began - first_ended < 0.5  # a third of the lease after it ended is 1 s
+
+
+@pytest.mark.parametrize(("slow", "warned"), [(0.2, False), (2.0, True)])
+async def test_leases_renewed_after_two_thirds_of_a_lease_are_warned_of(
+    slow: float, warned: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The first renewal of a 3 s lease comes after a second and takes `slow` seconds: 1.2 s
+    between the claim's lease and the renewal is on time; 3 s is late, and the log says so
+    once, naming the lease."""
+    store, actions, clock = SlowRenewals(slow=slow), ScriptedActions(), FakeClock()
+    store.add("held", {"action": action("/held")}, created=T0)
+    actions.gate = asyncio.Event()  # the attempt runs on: its lease is renewed meanwhile
+    dispatcher = engine(store, actions, clock, lease_seconds=3)
+    dispatcher.start()
+    try:
+        await until(lambda: len(store.renewals) >= 3)
+    finally:
+        actions.gate.set()
+        await dispatcher.stop()
+    late = [r.getMessage() for r in caplog.records if r.name == "horarium.engine.leases"]
+    if not warned:
+        assert late == []
+        return
+    assert len(late) == 1, late
+    assert re.match(r"leases were renewed \d+\.\d s after the previous renewal, \d+% of", late[0])
+    assert "--lease-seconds (3 s)" in late[0]
+    assert late[0].endswith("(raise --lease-seconds or relieve the host)")
 
 
 class StalledStore(MemoryRunStore):

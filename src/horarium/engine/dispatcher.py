@@ -33,6 +33,7 @@ from horarium.config import Settings
 from horarium.engine.attempt import hard_time_limit, run_attempt
 from horarium.engine.clock import Clock
 from horarium.engine.deciding import Decider
+from horarium.engine.lease_watch import RenewalWatch
 from horarium.engine.owners import is_gone
 from horarium.engine.reachability import Reachability
 from horarium.engine.recorder import Recorder
@@ -443,21 +444,24 @@ class Dispatcher:
         slow renewal does not put the next one off by its own length."""
         interval = max(self._settings.lease_seconds / 3, 0.05)
         loop = asyncio.get_running_loop()
+        watch = RenewalWatch(self._settings.lease_seconds, loop.time())
         wait = interval
         while True:
             await asyncio.sleep(wait)
             began = loop.time()
-            wait = await self._renew_held(interval)
+            wait = await self._renew_held(interval, watch)
             wait = max(wait - (loop.time() - began), 0.0)
 
-    async def _renew_held(self, interval: float) -> float:
+    async def _renew_held(self, interval: float, watch: RenewalWatch) -> float:
         """Renew the leases of what this process holds; returns when to renew next: sooner
         while the database cannot be reached, so that the leases are renewed once it answers."""
         held = [claimed for claimed, _ in self._running.values()]
         held.extend(self._ready)
         held.extend(self._parked_executions())
         held.extend(self._recorder.held())
+        loop = asyncio.get_running_loop()
         if not held:
+            watch.renewed(loop.time(), held=False)
             return interval
         try:
             await self._runs.renew(held, self._lease_end)
@@ -466,4 +470,6 @@ class Dispatcher:
             if wait is not None:
                 return min(wait, interval)
             log.exception("lease renewal failed")
+            return interval
+        watch.renewed(loop.time(), held=True)
         return interval
