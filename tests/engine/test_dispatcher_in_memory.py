@@ -192,20 +192,27 @@ class SlowRenewals(MemoryRunStore):
         self.renewals.append((began, loop.time()))
 
 
+async def _renewals_of_one_attempt(slow: float, renewals: int) -> SlowRenewals:
+    """One attempt that runs on under a 3 s lease (renewed every second, the first renewal
+    taking `slow` seconds) until its lease was renewed `renewals` times."""
+    store, actions, clock = SlowRenewals(slow=slow), ScriptedActions(), FakeClock()
+    store.add("held", {"action": action("/held")}, created=T0)
+    actions.gate = asyncio.Event()  # the attempt runs on: its lease is renewed meanwhile
+    dispatcher = engine(store, actions, clock, lease_seconds=3)
+    dispatcher.start()
+    try:
+        await until(lambda: len(store.renewals) >= renewals)
+    finally:
+        actions.gate.set()
+        await dispatcher.stop()
+    return store
+
+
 async def test_a_slow_lease_renewal_does_not_put_the_next_one_off() -> None:
     """Leases are renewed every third of the lease, counted from the previous renewal's start:
     one that took longer than that is followed at once, not a third of a lease after it ended
     (with short leases and a slow database, a lease would otherwise run out in between)."""
-    store, actions, clock = SlowRenewals(slow=1.5), ScriptedActions(), FakeClock()
-    store.add("held", {"action": action("/held")}, created=T0)
-    actions.gate = asyncio.Event()  # the attempt runs on: its lease is renewed meanwhile
-    dispatcher = engine(store, actions, clock, lease_seconds=3)  # renewed every second
-    dispatcher.start()
-    try:
-        await until(lambda: len(store.renewals) >= 2)
-    finally:
-        actions.gate.set()
-        await dispatcher.stop()
+    store = await _renewals_of_one_attempt(slow=1.5, renewals=2)
     (_, first_ended), (second_began, _) = store.renewals[:2]
     assert second_began - first_ended < 0.5  # a third of the lease after it ended is 1 s
 
@@ -217,16 +224,7 @@ async def test_leases_renewed_after_two_thirds_of_a_lease_are_warned_of(
     """The first renewal of a 3 s lease comes after a second and takes `slow` seconds: 1.2 s
     between the claim's lease and the renewal is on time; 3 s is late, and the log says so
     once, naming the lease."""
-    store, actions, clock = SlowRenewals(slow=slow), ScriptedActions(), FakeClock()
-    store.add("held", {"action": action("/held")}, created=T0)
-    actions.gate = asyncio.Event()  # the attempt runs on: its lease is renewed meanwhile
-    dispatcher = engine(store, actions, clock, lease_seconds=3)
-    dispatcher.start()
-    try:
-        await until(lambda: len(store.renewals) >= 3)
-    finally:
-        actions.gate.set()
-        await dispatcher.stop()
+    await _renewals_of_one_attempt(slow=slow, renewals=3)
     late = [r.getMessage() for r in caplog.records if r.name == "horarium.engine.leases"]
     if not warned:
         assert late == []
