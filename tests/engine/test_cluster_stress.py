@@ -1,7 +1,13 @@
-"""Three `horarium worker` processes on one PostgreSQL database with very short leases (renewed
-several times a second while recording runs flat out): the lease renewals, the records, the
-claims and the API's writes lock rows in one order, so no transaction is chosen as a deadlock's
-victim and no execution is delivered twice."""
+"""Three `horarium worker` processes on one PostgreSQL database with short leases (3 s, renewed
+every second while recording runs flat out): the lease renewals, the records, the claims and the
+API's writes lock rows in one order, so no transaction is chosen as a deadlock's victim and no
+execution is delivered twice.
+
+Why 3 s: a renewal's lease must be written before the previous one runs out, so a third of the
+lease plus how late the renewal task wakes plus how long the renewal takes must stay below the
+lease. Under the whole suite on two loaded cores the workers' event loops woke their renewals up
+to 0.37 s late and transactions took up to 0.5 s (docs/testing.md): a 1 s lease left no margin
+and, on slower machines, ran out; that measures the machine, not the lock order."""
 
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ pytestmark = pytest.mark.postgres
 
 ONCE_JOBS = 300
 RUN_NOW_JOBS = 150
-LEASE = "1"  # renewed three times a second
+LEASE = "3"  # renewed every second
 ARGS = ["--lease-seconds", LEASE, "--poll-interval", "0.2"]
 
 
