@@ -278,9 +278,8 @@ async def test_the_engines_id_list_statements_find_their_rows_by_key(db_url: str
             await runs.renew(first, lambda: NOW + lease)
             assert await runs.record(each_step(first, NOW), NOW)
             later = NOW + timedelta(minutes=1)
-            again = await runs.claim(
-                later, 60, lambda: later + lease, run
-            )  # the retries and error actions
+            # the retries and error actions
+            again = await runs.claim(later, 60, lambda: later + lease, run)
             assert again and all(c.run_id is not None for c in again)
             await runs.renew(again, lambda: later + lease)
             assert await runs.expire_gone_leases(later, lambda owner: True) == len(again)

@@ -26,7 +26,7 @@ import asyncpg
 import httpx
 
 from tests import forkserver
-from tests.engine.live_servers import Recorder
+from tests.engine.live_servers import Recorder, Request
 from tests.migrated_databases import migrated_pg_database
 from tests.server_process import ServerProcess, running_server, start_worker
 
@@ -131,10 +131,18 @@ def iso(instant: datetime) -> str:
     return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _header(request: Request, name: str, default: str = "") -> str:
+    """A header the sink received (`name` in lower case), whatever case it was sent in."""
+    for key, value in request.headers.items():
+        if key.lower() == name:
+            return value
+    return default
+
+
 def deliveries(sink: Recorder) -> Counter[str]:
     """How many requests the sink received per execution tag."""
     with sink.lock:
-        return Counter(r.headers.get(TAG, r.headers.get(TAG.title(), "")) for r in sink.requests)
+        return Counter(_header(r, TAG) for r in sink.requests)
 
 
 def repeated_deliveries(sink: Recorder) -> list[str]:
@@ -144,10 +152,9 @@ def repeated_deliveries(sink: Recorder) -> list[str]:
     arrivals: dict[str, list[str]] = {}
     with sink.lock:
         for r in sink.requests:
-            headers = {name.lower(): value for name, value in r.headers.items()}
             arrival = datetime.fromtimestamp(r.at, UTC).strftime("%H:%M:%S.%f")
-            arrivals.setdefault(headers.get(TAG, ""), []).append(
-                f"{arrival} request {headers.get(REQUEST_ID, '?')}"
+            arrivals.setdefault(_header(r, TAG), []).append(
+                f"{arrival} request {_header(r, REQUEST_ID, '?')}"
             )
     return [f"{tag}: {', '.join(seen)}" for tag, seen in arrivals.items() if len(seen) > 1]
 
