@@ -24,7 +24,7 @@ def renew(
     Job rows first, then job_executions rows, each locked in id order, passing over rows another
     transaction holds (never waiting: this process's record of them is under way, or the next
     renewal extends them); `until()` is read once they are locked."""
-    _extend(conn, sql, owner, held, until, (sql.free_own_jobs, sql.free_own_runs))
+    _set_leases(conn, sql, owner, held, until, (sql.free_own_jobs, sql.free_own_runs))
 
 
 def release(
@@ -32,10 +32,10 @@ def release(
 ) -> None:
     """End `owner`'s leases on `held` now (any process may run them), waiting for rows another
     transaction holds."""
-    _extend(conn, sql, owner, held, lambda: now, (sql.own_jobs, sql.own_runs))
+    _set_leases(conn, sql, owner, held, lambda: now, (sql.own_jobs, sql.own_runs))
 
 
-def _extend(
+def _set_leases(
     conn: Connection,
     sql: Statements,
     owner: str,
