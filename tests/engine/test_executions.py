@@ -7,12 +7,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from horarium.api import collection_ops, job_ops
 from horarium.engine.scheduler import Scheduler
 from horarium.model.actions import WireStyle
 from horarium.model.names import CollectionName
+from horarium.recurrence.calendars import MAX_ICAL_STEPS
+from horarium.store.core.schema import jobs
 from tests.engine.engine_support import T0, FakeClock, Sink, Store, http
 
 S = timedelta(seconds=1)
@@ -406,3 +409,36 @@ async def test_enabling_the_collection_again_before_a_pending_retry_keeps_the_jo
     await scheduler.drain()
     assert len(sink.on("/m")) == 2
     assert (await store.job(job)).state == "Completed"
+
+
+async def test_a_stored_calendar_too_costly_to_expand_faults_the_job_saying_why(
+    store: Store, sink: Sink, clock: FakeClock, make_scheduler: Any, db: AsyncEngine
+) -> None:
+    # A document stored before its expansion was counted: its rule never matches, so
+    # python-dateutil alone would search to the year 9999 inside the claim.
+    never = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:never\r\n"
+        "DTSTART:20200101T090000Z\r\nRRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n"
+    )
+    definition: dict[str, Any] = {
+        "action": http(sink.to("/legacy")),
+        "recurrence": {"frequency": "Minute", "interval": 1, "excludeCalendars": ["c"]},
+        "resolvedCalendars": {"c": {"weekends": False}},
+    }
+    job = await store.add("legacy", definition)
+    definition["resolvedCalendars"] = {"c": {"ical": never}}
+    async with db.begin() as conn:
+        await conn.execute(update(jobs).where(jobs.c.id == job).values(definition=definition))
+    scheduler: Scheduler = make_scheduler()
+
+    await scheduler.drain()
+
+    assert sink.on("/legacy") == []
+    row = await store.job(job)
+    assert (row.state, row.next_execution_at) == ("Faulted", None)
+    [entry] = await store.history(job)
+    assert "The job's schedule cannot be computed" in entry.message
+    assert f"calendars.c.ical: its recurring events take more than {MAX_ICAL_STEPS}" in (
+        entry.message
+    )

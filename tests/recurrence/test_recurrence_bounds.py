@@ -5,19 +5,29 @@ error naming the limit."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
 
-from horarium.recurrence import RecurrenceError, outline, plan, read_calendar, with_calendars
+from horarium.recurrence import (
+    RecurrenceError,
+    ical_work,
+    outline,
+    plan,
+    read_calendar,
+    with_calendars,
+)
 from horarium.recurrence.calendars import (
     ICAL_LAST_YEAR,
     MAX_ICAL_EVENTS,
     MAX_ICAL_PER_YEAR,
     MAX_ICAL_STEPS,
+    Zoned,
+    expanded,
 )
 from horarium.recurrence.excluding import MAX_CHECKS
+from horarium.recurrence.zones import UTC_ZONE
 
 NOW = datetime(2031, 3, 3, 12, tzinfo=UTC)
 
@@ -65,13 +75,79 @@ def test_too_many_events_are_refused() -> None:
     assert f"has {MAX_ICAL_EVENTS + 1} events; at most {MAX_ICAL_EVENTS}" in message
 
 
-def test_a_daily_event_since_1900_is_accepted_but_a_thousand_yearly_ones_since_year_1_are_not() -> (
-    None
-):
+def test_a_daily_event_since_1900_is_accepted_but_sixty_yearly_ones_since_year_1_are_not() -> None:
     read_calendar({"ical": _ical(_rule("FREQ=DAILY", "19000101T090000Z", "19000101T100000Z"))})
     old = _rule("FREQ=YEARLY", "00010101T090000Z", "00010101T100000Z")
     message = _refused({"ical": _ical(*[old] * 60)})
     assert f"more than {MAX_ICAL_STEPS} steps" in message and str(ICAL_LAST_YEAR) in message
+    assert "RRULE:FREQ=YEARLY (DTSTART 0001-01-01T09:00:00+00:00)" in message, message
+
+
+# Rules whose filters never match: dateutil would look for their next occurrence up to 9999.
+NEVER = [
+    "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31",
+    "FREQ=DAILY;BYMONTHDAY=40",
+    "FREQ=WEEKLY;BYMONTH=2;BYMONTHDAY=30;BYDAY=MO",
+    "FREQ=MONTHLY;BYMONTH=4,6,9,11;BYMONTHDAY=31",
+    "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30",
+    "FREQ=DAILY;UNTIL=20310101T000000Z;BYMONTH=2;BYMONTHDAY=31",  # UNTIL does not end the search
+]
+
+
+@pytest.mark.parametrize("rule", NEVER)
+def test_a_rule_that_never_matches_is_refused_naming_it_and_the_limit(rule: str) -> None:
+    message = _refused({"ical": _ical(_rule("FREQ=DAILY"), _rule(rule))})
+    assert message.startswith("properties.ical: its recurring events take more than "), message
+    assert f"{MAX_ICAL_STEPS} steps" in message and str(ICAL_LAST_YEAR) in message, message
+    assert "RRULE:" + rule.split(";")[0] in message and "never or seldom matches" in message
+
+
+def test_a_rule_that_matches_once_in_twenty_eight_years_is_accepted() -> None:
+    leap_monday = (
+        "DTSTART;VALUE=DATE:20240101\nDTEND;VALUE=DATE:20240102\n"
+        "RRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO\n"
+    )
+    calendar = read_calendar({"ical": _ical(leap_monday)})
+    job = {
+        "startTime": "2031-01-01T00:00:00Z",
+        "recurrence": {"frequency": "Day", "excludeCalendars": ["c"]},
+    }
+    series = plan(with_calendars(job, {"c": calendar}), created=NOW)
+    for year in (2044, 2072):  # the 29 Februaries that are Mondays, 28 years apart
+        runs = outline(series, datetime(year, 2, 28, tzinfo=UTC), 2)
+        assert [r.instant.date().isoformat() if r.instant else None for r in runs] == [
+            f"{year}-02-28",
+            None,
+            f"{year}-03-01",
+        ]
+
+
+def test_expanding_any_year_costs_at_most_what_the_stored_check_counted() -> None:
+    document = _ical(
+        _rule("FREQ=DAILY", "19000101T090000Z", "19000101T100000Z"),
+        _rule("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO", "19000101T090000Z"),
+        _rule("FREQ=MONTHLY;BYDAY=-1FR", "19500101T090000Z"),
+    )
+    read_calendar({"ical": document})
+    with ical_work.limited(MAX_ICAL_STEPS) as checked:
+        expanded(document, date(ICAL_LAST_YEAR, 12, 31), date(ICAL_LAST_YEAR + 1, 1, 1), "")
+    for year in (1900, 2026, 2060, ICAL_LAST_YEAR):
+        with ical_work.limited(MAX_ICAL_STEPS) as meter:
+            assert expanded(document, date(year, 1, 1), date(year + 1, 1, 1), "")
+        assert meter.left >= checked.left, year
+
+
+def test_a_document_never_checked_is_still_bounded_when_a_job_reads_it() -> None:
+    # As one stored before its rules were checked this way: its calendar raises, it does not
+    # search to the year 9999.
+    never = Zoned("legacy", {"ical": _ical(_rule(NEVER[0]))}, UTC_ZONE)
+    with pytest.raises(RecurrenceError) as refused:
+        never.spans(datetime(2031, 1, 1, tzinfo=UTC), datetime(2031, 1, 2, tzinfo=UTC))
+    assert refused.value.field == "calendars.legacy.ical"
+    assert f"more than {MAX_ICAL_STEPS} steps" in refused.value.rule
+    # dateutil is left as it was: the next expansion counts afresh and succeeds.
+    daily = Zoned("daily", {"ical": _ical(_rule("FREQ=DAILY"))}, UTC_ZONE)
+    assert daily.spans(datetime(2031, 1, 1, tzinfo=UTC), datetime(2031, 1, 2, tzinfo=UTC))
 
 
 def test_events_exclude_nothing_after_the_last_expanded_year() -> None:

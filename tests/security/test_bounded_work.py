@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from horarium.recurrence.calendars import MAX_ICAL_STEPS
 from horarium.recurrence.excluding import MAX_CHECKS
 from tests.server_process import DATABASES, ServerProcess, serving
 
@@ -213,8 +214,25 @@ def _thousand_events(api: Timed) -> None:
     assert response.status_code == 200, response.text
 
 
+def _never_matching(api: Timed) -> None:
+    """Rules whose filters never match: python-dateutil alone would search to the year 9999
+    for their next occurrence (seconds each); the count of its work stops them at the limit."""
+    rules = [
+        "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31",
+        "FREQ=WEEKLY;BYMONTH=2;BYMONTHDAY=30;BYDAY=MO",
+        "FREQ=MONTHLY;BYMONTH=4,6,9,11;BYMONTHDAY=31",
+    ]
+    document = _ical(*[_repeating(rule) for rule in rules])
+    _refused(
+        _calendar(api, "never", {"ical": document}),
+        "properties.ical",
+        f"more than {MAX_ICAL_STEPS} steps",
+        "RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31",
+    )
+
+
 def _since_1900(api: Timed) -> None:
-    """A daily event repeating since 1900: the longest expansion accepted."""
+    """A daily event repeating since 1900: a long expansion accepted (over half the limit)."""
     event = _repeating("FREQ=DAILY", "19000101T090000Z", "19000101T100000Z")
     assert _calendar(api, "old", {"ical": _ical(event)}).status_code in (200, 201)
     recurrence = _recurrence("Minute", 30, "old", "PreviousBusinessDay")
@@ -231,6 +249,7 @@ WORST: list[Callable[[Timed], None]] = [
     _quarter,
     _almost_always,
     _thousand_events,
+    _never_matching,
     _since_1900,
 ]
 

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 import holidays as holiday_tables
 
-from horarium.recurrence.calendars import ICAL_LAST_YEAR, _events_of, _instant
+from horarium.recurrence.calendars import ICAL_LAST_YEAR, _instant, expanded
 from horarium.recurrence.errors import RecurrenceError
 from horarium.recurrence.parse import parse_when
 
@@ -94,7 +94,7 @@ def _timed(properties: Mapping[str, Any], zone: ZoneInfo, first: date, last: dat
     text = properties.get("ical")
     if isinstance(text, str) and first.year <= ICAL_LAST_YEAR:
         until = min(last, date(ICAL_LAST_YEAR + 1, 1, 1))
-        for event in _events_of(text).between(first - timedelta(days=1), until):
+        for event in expanded(text, first - timedelta(days=1), until, "properties.ical"):
             begin = _instant(event.start, zone)
             finish = _instant(event.end, zone) if event.end is not None else begin
             if finish <= begin:

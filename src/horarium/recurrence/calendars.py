@@ -28,6 +28,7 @@ import holidays as holiday_tables
 import icalendar
 import recurring_ical_events
 
+from horarium.recurrence import ical_work
 from horarium.recurrence.errors import RecurrenceError, json_kind
 from horarium.recurrence.parse import parse_when
 from horarium.recurrence.zones import UTC_ZONE
@@ -41,7 +42,9 @@ MAX_ICAL_EVENTS = 1000  # events (VEVENT) in a document
 # Occurrences a document's events may have in one year, an upper bound read from their rules.
 MAX_ICAL_PER_YEAR = 1000
 ICAL_REPEATS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")  # the FREQ values accepted
-MAX_ICAL_STEPS = 100_000  # rule periods from the events' starts to ICAL_LAST_YEAR, in all
+# dateutil's work (`ical_work` steps) to expand a document's events up to the end of
+# ICAL_LAST_YEAR, from their starts: the most any one expansion of the document costs.
+MAX_ICAL_STEPS = 2_000_000
 ICAL_LAST_YEAR = 2100  # iCalendar events exclude nothing after this year
 _ICAL_CACHE = 32  # parsed documents kept
 _SPANS_CACHE = 256  # (document, year, zone) expansions kept
@@ -171,8 +174,10 @@ def _ical_problem(text: str) -> tuple[str, str] | None:
         _check_bounds(calendar, "")
     except RecurrenceError as refused:
         return refused.field, refused.rule
-    try:
-        _events_of(text).between(date(2000, 1, 1), date(2000, 1, 2))  # reads every rule
+    try:  # reads every rule, and expands each as far as any later expansion does
+        expanded(text, date(ICAL_LAST_YEAR, 12, 31), date(ICAL_LAST_YEAR + 1, 1, 1), "")
+    except RecurrenceError as refused:
+        return refused.field, refused.rule
     except Exception as error:
         return "", f"not a valid iCalendar document ({error})"
     return None
@@ -187,61 +192,55 @@ def _parsed(text: str) -> icalendar.Calendar:
     return calendar
 
 
-def _events_of(text: str) -> Any:
-    """The document's events, recurring ones expanded on demand."""
-    return recurring_ical_events.of(_parsed(text))
+def expanded(text: str, first: date, end: date, path: str) -> list[Any]:
+    """The document's event occurrences that overlap [first, end) (`end` at most the first
+    day after `ICAL_LAST_YEAR`), found in at most `MAX_ICAL_STEPS` steps of dateutil's work; past
+    them a `RecurrenceError` at `path`. Expanding starts from each event's start, so a window
+    ending later costs at least as much: what `_ical_problem` checks costs the most."""
+    try:
+        with ical_work.limited(MAX_ICAL_STEPS):
+            return list(recurring_ical_events.of(_parsed(text)).between(first, end))
+    except ical_work.TooCostly as costly:
+        raise RecurrenceError(
+            path,
+            f"its recurring events take more than {MAX_ICAL_STEPS} steps to expand up to the "
+            f"end of {ICAL_LAST_YEAR} (the limit; passed in {costly.rule}): a rule that never "
+            "or seldom matches (such as BYMONTH=2;BYMONTHDAY=31), or events that start long "
+            "before they matter (start them later, or repeat them less often)",
+        ) from None
 
 
 def _check_bounds(calendar: icalendar.Calendar, path: str) -> None:
-    """Refuse a document whose expansion could be costly, from its rules alone (before any
+    """Refuse a document whose expansion would be costly, from its rules alone (before any
     expansion): more than `MAX_ICAL_EVENTS` events, a rule repeating more often than daily,
-    more than `MAX_ICAL_PER_YEAR` occurrences a year in all, or rules that take more than
-    `MAX_ICAL_STEPS` steps from their starts to `ICAL_LAST_YEAR` (a daily event starting in
-    1900 takes 73,000)."""
+    or more than `MAX_ICAL_PER_YEAR` occurrences a year in all."""
     events = calendar.walk("VEVENT")
     if len(events) > MAX_ICAL_EVENTS:
         raise RecurrenceError(path, f"has {len(events)} events; at most {MAX_ICAL_EVENTS}")
-    occurrences = steps = 0
+    occurrences = 0
     for i, event in enumerate(events):
         where = f"{path}: event {i + 1} (UID {event.get('UID', '?')})"
-        more, longer = _yearly_bound(event, where)
-        occurrences, steps = occurrences + more, steps + longer
+        occurrences += _yearly_bound(event, where)
         if occurrences > MAX_ICAL_PER_YEAR:
             raise RecurrenceError(
                 path,
                 f"its events may occur more than {MAX_ICAL_PER_YEAR} times a year (the limit, "
                 f"counted from their rules up to event {i + 1})",
             )
-        if steps > MAX_ICAL_STEPS:
-            raise RecurrenceError(
-                path,
-                f"its recurring events take more than {MAX_ICAL_STEPS} steps to expand from "
-                f"their starts to {ICAL_LAST_YEAR} (the limit, reached at event {i + 1}): "
-                "start them later or repeat them less often",
-            )
 
 
-def _yearly_bound(event: Any, where: str) -> tuple[int, int]:
-    """At most how many times `event` occurs in one year, and how many steps expanding its
-    rules from their start to `ICAL_LAST_YEAR` takes."""
+def _yearly_bound(event: Any, where: str) -> int:
+    """At most how many times `event` occurs in one year."""
     found = len(_values(event.get("RDATE"), lambda v: list(getattr(v, "dts", [v]))))
     rules = _values(event.get("RRULE"), lambda v: [v])
     if not rules:
-        return found + 1, 0
-    year = getattr(getattr(event.get("DTSTART"), "dt", None), "year", ICAL_LAST_YEAR)
-    years = max(1, ICAL_LAST_YEAR - year + 1)
-    steps = 0
-    for rule in rules:
-        occurrences, periods = _rule_bound(rule, where)
-        found += occurrences
-        steps += periods * years
-    return found, steps
+        return found + 1
+    return found + sum(_rule_bound(rule, where) for rule in rules)
 
 
-def _rule_bound(rule: Mapping[str, list[Any]], where: str) -> tuple[int, int]:
-    """At most how many times an RRULE occurs in one year, and its periods in a year: its
-    periods in a year (over its INTERVAL) times the days each period can hold, times the
-    times each day can hold."""
+def _rule_bound(rule: Mapping[str, list[Any]], where: str) -> int:
+    """At most how many times an RRULE occurs in one year: its periods in a year (over its
+    INTERVAL) times the days each period can hold, times the times each day can hold."""
     freq = str((rule.get("FREQ") or ["?"])[0]).upper()
     if freq not in ICAL_REPEATS:
         raise RecurrenceError(
@@ -264,7 +263,7 @@ def _rule_bound(rule: Mapping[str, list[Any]], where: str) -> tuple[int, int]:
     periods = -(-periods // interval)
     days = min(366, periods * per_period)
     times = max(1, n("BYHOUR")) * max(1, n("BYMINUTE")) * max(1, n("BYSECOND"))
-    return days * times, periods
+    return days * times
 
 
 def _yearly_days(n: Callable[[str], int]) -> int:
@@ -339,8 +338,12 @@ class Zoned:
         if self._ical is not None:
             first = start.astimezone(self.zone).year
             last = min(end.astimezone(self.zone).year, ICAL_LAST_YEAR)
-            for year in range(first, last + 1):
-                found.extend(_overlapping(_event_spans(self._ical, year, self.zone), start, end))
+            try:
+                for year in range(first, last + 1):
+                    spans = _event_spans(self._ical, year, self.zone)
+                    found.extend(_overlapping(spans, start, end))
+            except RecurrenceError as refused:  # a document stored before its limit was checked
+                raise RecurrenceError(f"calendars.{self.name}.ical", refused.rule) from None
         return found
 
 
@@ -349,7 +352,7 @@ def _event_spans(text: str, year: int, zone: ZoneInfo) -> list[Span]:
     """The year's events as merged spans: all-day events from local midnight to local
     midnight, timed ones as they are (floating times in `zone`; no end: their start only)."""
     spans: list[Span] = []
-    for event in _events_of(text).between(date(year, 1, 1), date(year + 1, 1, 1)):
+    for event in expanded(text, date(year, 1, 1), date(year + 1, 1, 1), "ical"):
         start, end = event.start, event.end
         begin = _instant(start, zone)
         finish = _instant(end, zone) if end is not None else begin
