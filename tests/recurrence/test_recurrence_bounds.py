@@ -12,6 +12,8 @@ import pytest
 
 from horarium.recurrence import (
     RecurrenceError,
+    calendars,
+    ical_text,
     ical_work,
     outline,
     plan,
@@ -27,6 +29,7 @@ from horarium.recurrence.calendars import (
     expanded,
 )
 from horarium.recurrence.excluding import MAX_CHECKS
+from horarium.recurrence.ical_text import MAX_PARTS
 from horarium.recurrence.zones import UTC_ZONE
 
 NOW = datetime(2031, 3, 3, 12, tzinfo=UTC)
@@ -73,6 +76,34 @@ def test_too_many_events_are_refused() -> None:
     one = "DTSTART;VALUE=DATE:20300101\nDTEND;VALUE=DATE:20300102\n"
     message = _refused({"ical": _ical(*[one] * (MAX_ICAL_EVENTS + 1))})
     assert f"has {MAX_ICAL_EVENTS + 1} events; at most {MAX_ICAL_EVENTS}" in message
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        "".join(f"X-NOTE-{i}:n\n" for i in range(MAX_PARTS)),  # content lines
+        "X-NOTE" + "".join(f";P{i}=v" for i in range(MAX_PARTS)) + ":n\n",  # parameters
+        "RRULE:FREQ=DAILY\nEXDATE:" + ",".join(["20310101T090000Z"] * MAX_PARTS) + "\n",  # values
+    ],
+    ids=["lines", "parameters", "list values"],
+)
+def test_a_document_of_more_parts_than_the_limit_is_refused_before_it_is_parsed(
+    event: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def parse(text: str) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(calendars.icalendar.Calendar, "from_ical", parse)
+    message = _refused({"ical": _ical(_rule("FREQ=YEARLY") + event)})
+    assert message.startswith("properties.ical: has "), message
+    assert f"parts (content lines, parameters and list values); at most {MAX_PARTS}" in message
+
+
+def test_a_document_just_within_the_parts_is_read() -> None:
+    notes = "".join(f"X-NOTE-{i}:n\n" for i in range(MAX_PARTS - 20))
+    document = _ical(_rule("FREQ=YEARLY") + notes)
+    assert ical_text.parts(ical_text.lines(document)) <= MAX_PARTS
+    assert read_calendar({"ical": document})["ical"] == document
 
 
 def test_a_daily_event_since_1900_is_accepted_but_sixty_yearly_ones_since_year_1_are_not() -> None:

@@ -137,6 +137,51 @@ def test_ical_recurring_all_day_events_and_floating_timed_events_are_excluded() 
     ]
 
 
+def _meeting(tzid: str, *time_zones: str) -> str:
+    """A document with a meeting on 2031-01-08 from 09:00 to 10:00 in `tzid`."""
+    return (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\n"
+        + "".join(time_zones)
+        + "BEGIN:VEVENT\r\nUID:meeting@test\r\n"
+        f"DTSTART;TZID={tzid}:20310108T090000\r\nDTEND;TZID={tzid}:20310108T100000\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+
+
+def _time_zone(tzid: str, begin: str = "BEGIN:VTIMEZONE\r\n") -> str:
+    """A VTIMEZONE 14 hours ahead of UTC, with a rule that never matches."""
+    return (
+        f"{begin}TZID:{tzid}\r\nBEGIN:STANDARD\r\nDTSTART:16010101T000000\r\n"
+        "TZOFFSETFROM:+1400\r\nTZOFFSETTO:+1400\r\nRRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31\r\n"
+        "END:STANDARD\r\nEND:VTIMEZONE\r\n"
+    )
+
+
+def _berlin_nine_oclock(document: str) -> list[str]:
+    daily = _job("2031-01-07T09:00:00", zone="Europe/Berlin", count=3)
+    found = preview(daily, now=NOW, count=3, calendars={"cal": {"ical": document}})
+    return _local(found, "Europe/Berlin")
+
+
+def test_a_tzid_is_read_as_a_zone_name_and_no_document_redefines_it() -> None:
+    outlook = "W. Europe Standard Time"  # Outlook's name for Berlin's zone
+    skipped = ["Tue 2031-01-07 09:00", "Thu 2031-01-09 09:00", "Fri 2031-01-10 09:00"]
+    # The document's own definition of the zone (14 hours ahead, folded or not) is not read...
+    assert _berlin_nine_oclock(_meeting(outlook, _time_zone(outlook))) == skipped
+    folded = _time_zone(outlook, begin="BEGIN:VTIME\r\n ZONE\r\n")
+    assert _berlin_nine_oclock(_meeting(outlook, folded)) == skipped
+    # ...nor kept for the next document that names the same zone.
+    assert _berlin_nine_oclock(_meeting(outlook)) == skipped
+    assert _berlin_nine_oclock(_meeting("Europe/Berlin", _time_zone("Europe/Berlin"))) == skipped
+
+
+def test_a_tzid_that_names_no_zone_is_refused_even_with_its_definition() -> None:
+    with pytest.raises(RecurrenceError) as refused:
+        read_calendar({"ical": _meeting("Custom/Office", _time_zone("Custom/Office"))})
+    assert refused.value.field == "properties.ical: event 1 (UID meeting@test)"
+    assert "TZID 'Custom/Office' names no time zone" in refused.value.rule
+
+
 def test_a_range_excludes_its_span_read_on_the_job_wall_clock() -> None:
     closed = {"ranges": [{"start": "2031-01-03T12:00:00", "end": "2031-01-06"}]}
     twice = _job("2031-01-03T09:00:00", frequency="Hour", interval=12)

@@ -22,6 +22,7 @@ import pytest
 
 from horarium.recurrence.calendars import MAX_ICAL_STEPS
 from horarium.recurrence.excluding import MAX_CHECKS
+from horarium.recurrence.ical_text import MAX_PARTS
 from tests.server_process import DATABASES, ServerProcess, serving
 
 API = {"api-version": "2016-03-01"}
@@ -231,6 +232,17 @@ def _never_matching(api: Timed) -> None:
     )
 
 
+def _many_parts(api: Timed) -> None:
+    """Nearly 1 MB of short lines: icalendar would spend seconds parsing them."""
+    notes = "".join(f"X-NOTE-{i}:n\r\n" for i in range(60_000))
+    event = _one_off(datetime(2026, 1, 1, tzinfo=UTC)) + notes
+    _refused(
+        _calendar(api, "parts", {"ical": _ical(event)}),
+        "properties.ical",
+        f"at most {MAX_PARTS}",
+    )
+
+
 def _since_1900(api: Timed) -> None:
     """A daily event repeating since 1900: a long expansion accepted (over half the limit)."""
     event = _repeating("FREQ=DAILY", "19000101T090000Z", "19000101T100000Z")
@@ -250,6 +262,7 @@ WORST: list[Callable[[Timed], None]] = [
     _almost_always,
     _thousand_events,
     _never_matching,
+    _many_parts,
     _since_1900,
 ]
 

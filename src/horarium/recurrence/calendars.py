@@ -28,7 +28,7 @@ import holidays as holiday_tables
 import icalendar
 import recurring_ical_events
 
-from horarium.recurrence import ical_work
+from horarium.recurrence import ical_text, ical_work
 from horarium.recurrence.errors import RecurrenceError, json_kind
 from horarium.recurrence.parse import parse_when
 from horarium.recurrence.zones import UTC_ZONE
@@ -166,6 +166,12 @@ def _ical(value: Any, path: str) -> str:
 def _ical_problem(text: str) -> tuple[str, str] | None:
     """Why the document is refused (the end of the field's path, and the rule), or None;
     worked out once per document text (a stored calendar is read again at every compile)."""
+    size = ical_text.parts(ical_text.lines(text))
+    if size > ical_text.MAX_PARTS:
+        return "", (
+            f"has {size} parts (content lines, parameters and list values); at most "
+            f"{ical_text.MAX_PARTS}, which bounds the cost of reading it"
+        )
     try:
         calendar = _parsed(text)
     except Exception as error:  # the library raises many kinds for a bad document
@@ -174,6 +180,14 @@ def _ical_problem(text: str) -> tuple[str, str] | None:
         _check_bounds(calendar, "")
     except RecurrenceError as refused:
         return refused.field, refused.rule
+    unknown = ical_text.unknown_zone(calendar)
+    if unknown is not None:
+        event, uid, tzid = unknown
+        return (
+            f": event {event} (UID {uid})",
+            f"TZID {tzid!r} names no time zone: use an IANA name (Europe/Berlin) or a Windows "
+            "name (W. Europe Standard Time); the document's VTIMEZONE definitions are not read",
+        )
     try:  # reads every rule, and expands each as far as any later expansion does
         expanded(text, date(ICAL_LAST_YEAR, 12, 31), date(ICAL_LAST_YEAR + 1, 1, 1), "")
     except RecurrenceError as refused:
@@ -185,8 +199,9 @@ def _ical_problem(text: str) -> tuple[str, str] | None:
 
 @lru_cache(maxsize=_ICAL_CACHE)
 def _parsed(text: str) -> icalendar.Calendar:
-    """The document, parsed once per document text (documents are immutable)."""
-    calendar = icalendar.Calendar.from_ical(text)
+    """The document, parsed once per document text (documents are immutable), its time zones
+    read by name (`ical_text`)."""
+    calendar = icalendar.Calendar.from_ical(ical_text.without_time_zones(ical_text.lines(text)))
     if not isinstance(calendar, icalendar.Calendar) or calendar.name != "VCALENDAR":
         raise ValueError("the document is not a VCALENDAR")
     return calendar

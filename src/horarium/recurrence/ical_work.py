@@ -12,6 +12,10 @@ expansion stops with `TooCostly`. The weights make a step cost about the same CP
 rule's `FREQ` (docs/recurrence.md §8). The count hooks dateutil's period and occurrence
 generators, once, when this module is imported; outside a block a hook only looks up that no
 count is running.
+
+A rule stopped this way is left unusable (its cache's lock held), so a block may expand only
+rules made for it: recurring_ical_events makes them per query, and no rule outlives a query
+(zones are not read from documents: `ical_text`).
 """
 
 from __future__ import annotations
