@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
+import recurring_ical_events
 
 from horarium.recurrence import (
     RecurrenceError,
@@ -26,7 +27,6 @@ from horarium.recurrence.calendars import (
     MAX_ICAL_PER_YEAR,
     MAX_ICAL_STEPS,
     Zoned,
-    expanded,
 )
 from horarium.recurrence.excluding import MAX_CHECKS
 from horarium.recurrence.ical_text import MAX_PARTS
@@ -160,12 +160,17 @@ def test_expanding_any_year_costs_at_most_what_the_stored_check_counted() -> Non
         _rule("FREQ=MONTHLY;BYDAY=-1FR", "19500101T090000Z"),
     )
     read_calendar({"ical": document})
-    with ical_work.limited(MAX_ICAL_STEPS) as checked:
-        expanded(document, date(ICAL_LAST_YEAR, 12, 31), date(ICAL_LAST_YEAR + 1, 1, 1), "")
-    for year in (1900, 2026, 2060, ICAL_LAST_YEAR):
+
+    def steps(first: date, end: date) -> int:  # what `expanded` counts for the window
         with ical_work.limited(MAX_ICAL_STEPS) as meter:
-            assert expanded(document, date(year, 1, 1), date(year + 1, 1, 1), "")
-        assert meter.left >= checked.left, year
+            events = recurring_ical_events.of(calendars._parsed(document)).between(first, end)
+            assert list(events)
+        return meter.steps - meter.left
+
+    checked = steps(date(ICAL_LAST_YEAR, 12, 31), date(ICAL_LAST_YEAR + 1, 1, 1))
+    assert checked > 1_000_000  # most of the limit: a daily event since 1900
+    for year in (1900, 2026, 2060, ICAL_LAST_YEAR):
+        assert steps(date(year, 1, 1), date(year + 1, 1, 1)) <= checked, year
 
 
 def test_a_document_never_checked_is_still_bounded_when_a_job_reads_it() -> None:
@@ -247,3 +252,45 @@ def test_a_search_that_needs_too_many_checks_stops_naming_the_limit() -> None:
         outline(_minute_job("NextBusinessDay", {"ical": _ical(almost)}), NOW, 100)
     assert stopped.value.field == "recurrence.excludeCalendars"
     assert f"more than {MAX_CHECKS} checks" in stopped.value.rule
+
+
+def _recording_windows(monkeypatch: pytest.MonkeyPatch) -> list[tuple[date, date]]:
+    """The windows the calendars expand from now on, recorded."""
+    windows: list[tuple[date, date]] = []
+    expand = calendars.expanded
+
+    def recorded(text: str, first: date, end: date, path: str) -> list[Any]:
+        windows.append((first, end))
+        return expand(text, first, end, path)
+
+    monkeypatch.setattr(calendars, "expanded", recorded)
+    return windows
+
+
+def test_a_job_listing_a_stored_calendar_compiles_without_expanding_it_to_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As stored (its expansion up to 2100 checked then), a text this process has not read.
+    document = _ical(_rule("FREQ=YEARLY", "20200101T090000Z", "20200101T100000Z") + "SUMMARY:a\n")
+    stored = {"ical": document}
+    windows = _recording_windows(monkeypatch)
+    job = {"startTime": "2031-01-01T09:00:00Z", "recurrence": {"frequency": "Day"}}
+    job["recurrence"]["excludeCalendars"] = ["c"]
+    new_year = datetime(2031, 12, 31, 12, tzinfo=UTC)
+    series = plan(with_calendars(job, {"c": stored}), created=new_year)
+    assert series.first == datetime(2032, 1, 2, 9, tzinfo=UTC)  # 1 January is excluded
+    assert windows and all(end <= date(2033, 1, 1) for _, end in windows), windows
+
+
+def test_a_compiled_plan_keeps_the_years_its_calendars_expanded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    document = _ical(_rule("FREQ=YEARLY", "20200101T090000Z", "20200101T100000Z"))
+    job = {"startTime": "2031-01-01T09:00:00Z", "recurrence": {"frequency": "Day"}}
+    job["recurrence"]["excludeCalendars"] = ["c"]
+    series = plan(with_calendars(job, {"c": {"ical": document}}), created=NOW)
+    assert series.after(datetime(2032, 6, 1, tzinfo=UTC)) == datetime(2032, 6, 1, 9, tzinfo=UTC)
+    windows = _recording_windows(monkeypatch)
+    calendars._event_spans.cache_clear()  # as when many other documents pushed the year out
+    assert series.after(datetime(2032, 6, 2, tzinfo=UTC)) == datetime(2032, 6, 2, 9, tzinfo=UTC)
+    assert windows == []

@@ -52,10 +52,15 @@ _SPANS_CACHE = 256  # (document, year, zone) expansions kept
 Span = tuple[datetime, datetime]  # aware UTC, end exclusive
 
 
-def read_calendar(properties: Any, path: str = "properties") -> dict[str, Any]:
+def read_calendar(
+    properties: Any, path: str = "properties", *, to_the_end: bool = True
+) -> dict[str, Any]:
     """Validate a calendar's `properties`; the canonical form (field names as documented,
     dates sorted and unique, the holiday country upper-case). Raises `RecurrenceError` naming
-    the field (``properties.ranges[2].end``)."""
+    the field (``properties.ranges[2].end``). `to_the_end`: also expand an iCalendar document
+    up to the end of `ICAL_LAST_YEAR`, what storing a calendar checks, so that no later
+    expansion of it passes `MAX_ICAL_STEPS`; a job's compile reads the calendars it lists
+    without it (each of their expansions is bounded on its own)."""
     if not isinstance(properties, Mapping):
         raise RecurrenceError(path, f"must be an object, not {json_kind(properties)}")
     fields = _fields(properties, path, CALENDAR_FIELDS)
@@ -67,7 +72,7 @@ def read_calendar(properties: Any, path: str = "properties") -> dict[str, Any]:
     if "holidays" in fields:
         out["holidays"] = _holidays(fields["holidays"], f"{path}.holidays")
     if "ical" in fields:
-        out["ical"] = _ical(fields["ical"], f"{path}.ical")
+        out["ical"] = _ical(fields["ical"], f"{path}.ical", to_the_end)
     if "weekends" in fields:
         if not isinstance(fields["weekends"], bool):
             raise RecurrenceError(
@@ -148,7 +153,7 @@ def _holidays(value: Any, path: str) -> dict[str, str]:
     raise RecurrenceError(f"{path}.{field}", f"not known to the holidays package ({error})")
 
 
-def _ical(value: Any, path: str) -> str:
+def _ical(value: Any, path: str, to_the_end: bool) -> str:
     if not isinstance(value, str):
         raise RecurrenceError(
             path, f"must be an iCalendar document as a string, not {json_kind(value)}"
@@ -156,14 +161,14 @@ def _ical(value: Any, path: str) -> str:
     size = len(value.encode())
     if size > MAX_ICAL_BYTES:
         raise RecurrenceError(path, f"is {size} bytes; at most {MAX_ICAL_BYTES} (1 MB)")
-    problem = _ical_problem(value)
+    problem = _ical_problem(value, to_the_end)
     if problem is not None:
         raise RecurrenceError(path + problem[0], problem[1])
     return value
 
 
 @lru_cache(maxsize=_ICAL_CACHE)
-def _ical_problem(text: str) -> tuple[str, str] | None:
+def _ical_problem(text: str, to_the_end: bool) -> tuple[str, str] | None:
     """Why the document is refused (the end of the field's path, and the rule), or None;
     worked out once per document text (a stored calendar is read again at every compile)."""
     size = ical_text.parts(ical_text.lines(text))
@@ -188,8 +193,11 @@ def _ical_problem(text: str) -> tuple[str, str] | None:
             f"TZID {tzid!r} names no time zone: use an IANA name (Europe/Berlin) or a Windows "
             "name (W. Europe Standard Time); the document's VTIMEZONE definitions are not read",
         )
-    try:  # reads every rule, and expands each as far as any later expansion does
-        expanded(text, date(ICAL_LAST_YEAR, 12, 31), date(ICAL_LAST_YEAR + 1, 1, 1), "")
+    # Either as far as any later expansion goes, or a day that reads every rule (a rule that
+    # never matches still passes the limit looking for its first occurrence).
+    last = date(ICAL_LAST_YEAR, 12, 31) if to_the_end else date(2000, 1, 1)
+    try:
+        expanded(text, last, last + timedelta(days=1), "")
     except RecurrenceError as refused:
         return refused.field, refused.rule
     except Exception as error:
@@ -338,6 +346,7 @@ class Zoned:
             ]
         )
         self._ical: str | None = properties.get("ical")
+        self._years: dict[int, list[Span]] = {}  # the events' spans by year, once expanded
 
     def whole_day(self, day: date) -> bool:
         """The whole day is excluded (dates, weekends, holidays)."""
@@ -353,13 +362,20 @@ class Zoned:
         if self._ical is not None:
             first = start.astimezone(self.zone).year
             last = min(end.astimezone(self.zone).year, ICAL_LAST_YEAR)
-            try:
-                for year in range(first, last + 1):
-                    spans = _event_spans(self._ical, year, self.zone)
-                    found.extend(_overlapping(spans, start, end))
-            except RecurrenceError as refused:  # a document stored before its limit was checked
-                raise RecurrenceError(f"calendars.{self.name}.ical", refused.rule) from None
+            for year in range(first, last + 1):
+                found.extend(_overlapping(self._event_spans(self._ical, year), start, end))
         return found
+
+    def _event_spans(self, text: str, year: int) -> list[Span]:
+        """`_event_spans` of the year, kept as long as this calendar is (a compiled plan holds
+        it; the shared cache may have let the year go)."""
+        spans = self._years.get(year)
+        if spans is None:
+            try:
+                spans = self._years[year] = _event_spans(text, year, self.zone)
+            except RecurrenceError as refused:  # a document not checked to the end
+                raise RecurrenceError(f"calendars.{self.name}.ical", refused.rule) from None
+        return spans
 
 
 @lru_cache(maxsize=_SPANS_CACHE)

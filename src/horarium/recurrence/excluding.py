@@ -127,7 +127,7 @@ def _calendars(properties: Mapping[str, Any], names: tuple[str, ...], plan: Plan
             raise RecurrenceError(
                 f"recurrence.excludeCalendars[{i}]", f"{name!r} is not one of the calendars given"
             )
-        canonical = read_calendar(found[1], f"calendars.{found[0]}")
+        canonical = read_calendar(found[1], f"calendars.{found[0]}", to_the_end=False)
         zoned.append(Zoned(found[0], canonical, plan.zone))
     return Calendars(zoned, plan.zone)
 
