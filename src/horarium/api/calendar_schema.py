@@ -40,8 +40,11 @@ _CALENDAR_PROPERTIES = {
         "ical": {
             "type": "string",
             "maxLength": 1000000,
-            "description": "An iCalendar document (at most 1 MB); its events, recurring ones"
-            " included, are excluded.",
+            "description": "An iCalendar document (at most 1 MB, 10,000 parts: content lines,"
+            " parameters and list values, and 1,000 events); its events, recurring ones included,"
+            " are excluded up to 2100. A TZID names an IANA or Windows time zone; VTIMEZONE"
+            " definitions are not read. Rules whose expansion up to 2100 takes more than"
+            " 2,000,000 steps (such as one that never matches) are refused.",
         },
         "weekends": {"type": "boolean", "description": "true: Saturdays and Sundays excluded."},
     },

@@ -197,7 +197,7 @@ export async function calendarFormPage(view, [group, collection, calendarName]) 
       control("calendar-ranges", "Ranges", ranges, "One a line: START – END (ISO 8601, END exclusive); without an offset, on each job's wall clock.")),
     h("fieldset", { class: "fields" }, h("legend", {}, "iCalendar"),
       h("div", { class: "field wide" }, h("label", { for: "calendar-ical-file" }, "Read an .ics file"), icalFile, icalNote),
-      control("calendar-ical", "iCalendar document", ical, "Its events (recurring ones too) are excluded; at most 1 MB."),
+      control("calendar-ical", "iCalendar document", ical, "Its events (recurring ones too) are excluded; at most 1 MB and 10,000 lines, parameters and list values. TZIDs name IANA or Windows time zones."),
       h("div", { class: "field" }, clearIcal)),
     h("fieldset", { class: "fields" }, h("legend", {}, "Preview"),
       control("calendar-window", "Window", windowSelect),
