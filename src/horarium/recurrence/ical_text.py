@@ -1,11 +1,11 @@
 """An iCalendar document's text, before icalendar parses it: its size in parts, and its time
 zones read by name only.
 
-*Parts.* icalendar spends about 20–60 µs of CPU on each content line, parameter and value of a
-list it parses (docs/recurrence.md §8), so bytes alone do not bound the cost of reading a
-document: 1 MB of short lines took 3.5 s here. `parts` counts lines, parameters and list values
-from the unfolded text (every `;` and `,` counts, also in text, where they cost less), and
-`calendars` refuses a document of more than `MAX_PARTS` before parsing it.
+*Parts.* icalendar's parsing costs CPU for each content line, parameter and list value it reads
+(figures in docs/recurrence.md §8), so bytes alone do not bound the cost of reading a document.
+`parts` counts lines, parameters and list values from the unfolded text (every `;` and `,`
+counts, also in text, where they cost less), and `calendars` refuses a document of more than
+`MAX_PARTS` before parsing it.
 
 *Time zones.* An event's `TZID` names a zone of the time-zone database: an IANA name
 (``Europe/Berlin``), a Windows name (``W. Europe Standard Time``, as Outlook writes) or a globally
