@@ -15,17 +15,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-from support import record_figures
+from support import record_figures, write_section
 
 from horarium.recurrence import RecurrenceError, plan, read_calendar, with_calendars
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 CREATED = datetime(2026, 11, 1, tzinfo=UTC)
 NOW = datetime(2026, 11, 28, 12, tzinfo=UTC)
 HEAD = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//bench//EN\r\n"
@@ -150,7 +147,7 @@ def main() -> int:
         f"| {args.jobs} | {compiled:.2f} | {compiled / args.jobs * 1e3:.1f} | {after:.3f} |",
     ]
     print("\n".join(lines[-6:]))
-    write_section("\n".join(lines))
+    write_section("Exclusion calendars", "\n".join(lines))
     record_figures(
         "calendars",
         [
@@ -162,17 +159,6 @@ def main() -> int:
         ],
     )
     return 0
-
-
-def write_section(section: str) -> None:
-    """Replace (or add) the "## Exclusion calendars" section of docs/benchmarks.md."""
-    text = DOC.read_text()
-    pattern = re.compile(r"^## Exclusion calendars\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n\n", text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(text)
 
 
 if __name__ == "__main__":

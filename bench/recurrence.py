@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from typing import Any
 
 from croniter import croniter
 from dateutil.rrule import DAILY, FR, MINUTELY, MONTHLY, rrule
-from support import record_figures
+from support import record_figures, write_section
 
 from horarium.recurrence import Plan, plan, with_calendars
 
@@ -36,7 +35,6 @@ CALLS = 20_000  # distinct "now" values per engine measurement
 RRULE_BUDGET = 1.0  # seconds of repetitions per rrule cell (at least one call)
 GENERATED = 100_000
 COMMAND = ".venv/bin/python bench/recurrence.py"
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
 Recurrence = dict[str, Any]
 RuleMaker = Callable[[datetime], rrule]
@@ -354,7 +352,7 @@ def main() -> int:
         "",
         *cron_rows(),
     ]
-    write_section("\n".join(lines))
+    write_section("Recurrence", "\n".join(lines))
     print("\n".join(lines))
     record_figures(
         "recurrence",
@@ -364,17 +362,6 @@ def main() -> int:
         ],
     )
     return 0
-
-
-def write_section(section: str) -> None:
-    """Replace (or add) the "## Recurrence" section of docs/benchmarks.md, keeping the rest."""
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(r"^## Recurrence\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(text)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -161,6 +162,19 @@ def record_figures(
 
 def _first_cell(row: str) -> str:
     return row.strip().strip("|").split("|")[0].strip()
+
+
+def write_section(heading: str, section: str, doc: Path = FIGURES_DOC) -> None:
+    """Put `section` in docs/benchmarks.md in place of the section under `heading` (a line
+    ``## {heading}``, up to the next ``## `` line), or at its end; the rest is kept."""
+    text = doc.read_text()
+    pattern = re.compile(rf"^## {re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
+    body = section.rstrip("\n") + "\n\n"
+    if pattern.search(text):
+        text = pattern.sub(lambda _: body, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + body
+    doc.write_text(text.rstrip("\n") + "\n")
 
 
 # -- ports and the HTTP sink ---------------------------------------------------------------------
