@@ -50,6 +50,12 @@ def _refused(properties: dict[str, Any]) -> str:
     return str(refused.value)
 
 
+def _daily(start: str, calendar: dict[str, Any], created: datetime) -> Any:
+    """The plan of a daily job from `start` that lists `calendar` (as "c")."""
+    job = {"startTime": start, "recurrence": {"frequency": "Day", "excludeCalendars": ["c"]}}
+    return plan(with_calendars(job, {"c": calendar}), created=created)
+
+
 @pytest.mark.parametrize("freq", ["SECONDLY", "MINUTELY", "HOURLY"])
 def test_an_event_repeating_more_often_than_daily_is_refused(freq: str) -> None:
     message = _refused({"ical": _ical(_rule(f"FREQ={freq}"))})
@@ -139,11 +145,7 @@ def test_a_rule_that_matches_once_in_twenty_eight_years_is_accepted() -> None:
         "RRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO\n"
     )
     calendar = read_calendar({"ical": _ical(leap_monday)})
-    job = {
-        "startTime": "2031-01-01T00:00:00Z",
-        "recurrence": {"frequency": "Day", "excludeCalendars": ["c"]},
-    }
-    series = plan(with_calendars(job, {"c": calendar}), created=NOW)
+    series = _daily("2031-01-01T00:00:00Z", calendar, NOW)
     for year in (2044, 2072):  # the 29 Februaries that are Mondays, 28 years apart
         runs = outline(series, datetime(year, 2, 28, tzinfo=UTC), 2)
         assert [r.instant.date().isoformat() if r.instant else None for r in runs] == [
@@ -188,11 +190,7 @@ def test_a_document_never_checked_is_still_bounded_when_a_job_reads_it() -> None
 
 def test_events_exclude_nothing_after_the_last_expanded_year() -> None:
     yearly = {"ical": _ical(_rule("FREQ=YEARLY", "20300101T000000Z", "20300102T000000Z"))}
-    job = {
-        "startTime": "2099-12-31T00:00:00Z",
-        "recurrence": {"frequency": "Day", "excludeCalendars": ["c"]},
-    }
-    series = plan(with_calendars(job, {"c": yearly}), created=datetime(2099, 12, 30, tzinfo=UTC))
+    series = _daily("2099-12-31T00:00:00Z", yearly, datetime(2099, 12, 30, tzinfo=UTC))
     runs = outline(series, datetime(2099, 12, 31, tzinfo=UTC), 3)
     # 2100-01-01 is excluded (the last year expanded); 2101-01-01 is not.
     assert [r.instant.date().isoformat() for r in runs if r.instant] == [
@@ -274,10 +272,7 @@ def test_a_job_listing_a_stored_calendar_compiles_without_expanding_it_to_the_en
     document = _ical(_rule("FREQ=YEARLY", "20200101T090000Z", "20200101T100000Z") + "SUMMARY:a\n")
     stored = {"ical": document}
     windows = _recording_windows(monkeypatch)
-    job = {"startTime": "2031-01-01T09:00:00Z", "recurrence": {"frequency": "Day"}}
-    job["recurrence"]["excludeCalendars"] = ["c"]
-    new_year = datetime(2031, 12, 31, 12, tzinfo=UTC)
-    series = plan(with_calendars(job, {"c": stored}), created=new_year)
+    series = _daily("2031-01-01T09:00:00Z", stored, datetime(2031, 12, 31, 12, tzinfo=UTC))
     assert series.first == datetime(2032, 1, 2, 9, tzinfo=UTC)  # 1 January is excluded
     assert windows and all(end <= date(2033, 1, 1) for _, end in windows), windows
 
@@ -286,9 +281,7 @@ def test_a_compiled_plan_keeps_the_years_its_calendars_expanded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     document = _ical(_rule("FREQ=YEARLY", "20200101T090000Z", "20200101T100000Z"))
-    job = {"startTime": "2031-01-01T09:00:00Z", "recurrence": {"frequency": "Day"}}
-    job["recurrence"]["excludeCalendars"] = ["c"]
-    series = plan(with_calendars(job, {"c": {"ical": document}}), created=NOW)
+    series = _daily("2031-01-01T09:00:00Z", {"ical": document}, NOW)
     assert series.after(datetime(2032, 6, 1, tzinfo=UTC)) == datetime(2032, 6, 1, 9, tzinfo=UTC)
     windows = _recording_windows(monkeypatch)
     calendars._event_spans.cache_clear()  # as when many other documents pushed the year out
